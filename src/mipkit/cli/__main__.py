@@ -1,0 +1,5 @@
+import sys
+
+from mipkit.cli import main
+
+sys.exit(main())

@@ -1,0 +1,140 @@
+"""Reading tables from disk with clear errors, and turning them into (X, y) arrays.
+
+I/O lives here, at the edge; everything downstream works on NumPy arrays.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from mipkit._validation import MipkitValueError, check_choice
+
+SUPPORTED_SUFFIXES = (".csv", ".tsv", ".txt", ".data", ".parquet", ".pq")
+
+
+def read_table(path: str | Path, *, na_values: tuple[str, ...] = ("?", "")) -> pd.DataFrame:
+    """Read a CSV/TSV or Parquet file into a DataFrame.
+
+    Raises :class:`MipkitValueError` with one clear line for a missing, empty or unreadable file, or a
+    file with no rows. Column names are stripped of surrounding white space; string cells too.
+    """
+    p = Path(path)
+    if not p.exists():
+        raise MipkitValueError(f"No such file: {p}")
+    if p.is_dir():
+        raise MipkitValueError(f"Expected a file, got a folder: {p}")
+    if p.stat().st_size == 0:
+        raise MipkitValueError(f"The file {p} is empty.")
+    suffix = p.suffix.lower()
+    try:
+        if suffix in (".parquet", ".pq"):
+            df = pd.read_parquet(p)
+        else:
+            sep = "\t" if suffix == ".tsv" else ","
+            df = pd.read_csv(
+                p, sep=sep, na_values=list(na_values), skipinitialspace=True, keep_default_na=True
+            )
+    except pd.errors.EmptyDataError:
+        raise MipkitValueError(f"The file {p} has no data.") from None
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError) as err:
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise MipkitValueError(f"Could not read {p}: {first}") from None
+    if df.shape[0] == 0 or df.shape[1] == 0:
+        raise MipkitValueError(f"The file {p} has no rows.")
+    df.columns = [str(c).strip() for c in df.columns]
+    for c in df.columns:
+        if df[c].dtype == object:
+            df[c] = df[c].map(lambda v: v.strip() if isinstance(v, str) else v)
+    return df
+
+
+def check_columns(df: pd.DataFrame, columns: list[str] | tuple[str, ...], *, what: str = "table") -> None:
+    """Raise a clear error naming every requested column that the table lacks."""
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        shown = ", ".join(map(repr, list(df.columns)[:12]))
+        more = " ..." if df.shape[1] > 12 else ""
+        raise MipkitValueError(
+            f"Column(s) {', '.join(map(repr, missing))} not found in the {what}. "
+            f"Its columns are: {shown}{more}."
+        )
+
+
+@dataclass(frozen=True)
+class Dataset:
+    """Features and labels as arrays, with what is needed to map them back.
+
+    Attributes
+    ----------
+    X : ndarray of shape (n, d), float
+    y : ndarray of shape (n,), int class codes 0..K-1
+    feature_names : list of str
+    classes : ndarray of the original label values, ``classes[y]`` gives them back
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    feature_names: list[str]
+    classes: np.ndarray
+
+
+def features_target(
+    df: pd.DataFrame,
+    target: str,
+    *,
+    encode: str = "none",
+    drop: tuple[str, ...] = (),
+    dropna: bool = False,
+) -> Dataset:
+    """Split a table into numeric features ``X`` and integer class codes ``y``.
+
+    Parameters
+    ----------
+    df : DataFrame
+    target : str
+        The label column.
+    encode : {"none", "onehot"}
+        ``"none"`` requires every feature to be numeric and names the offending columns otherwise;
+        ``"onehot"`` one-hot encodes non-numeric columns (missing values become their own level).
+    drop : tuple of str
+        Columns to leave out (identifiers, say).
+    dropna : bool
+        Drop rows with a missing value instead of refusing them.
+    """
+    check_choice("encode", encode, ("none", "onehot"), owner="features_target")
+    check_columns(df, [target, *drop])
+    feats = df.drop(columns=[target, *drop])
+    if feats.shape[1] == 0:
+        raise MipkitValueError("The table has no feature columns besides the target.")
+    labels = df[target]
+    if dropna:
+        keep = feats.notna().all(axis=1) & labels.notna()
+        feats, labels = feats[keep], labels[keep]
+    if labels.isna().any():
+        raise MipkitValueError(
+            f"The target column {target!r} has {int(labels.isna().sum())} missing value(s)."
+        )
+    non_numeric = [c for c in feats.columns if not pd.api.types.is_numeric_dtype(feats[c])]
+    if non_numeric and encode == "none":
+        raise MipkitValueError(
+            f"Non-numeric feature column(s) {', '.join(map(repr, non_numeric[:8]))}: encode them "
+            "first or pass encode='onehot' (CLI: --encode onehot)."
+        )
+    if non_numeric:
+        feats = pd.get_dummies(feats, columns=non_numeric, dummy_na=True, dtype=float)
+        feats = feats.loc[:, feats.std(axis=0) > 0] if feats.shape[0] > 1 else feats
+    nan_cols = [c for c in feats.columns if feats[c].isna().any()]
+    if nan_cols:
+        raise MipkitValueError(
+            f"Missing values (NaN) in column(s) {', '.join(map(repr, nan_cols[:8]))}; "
+            "impute them or drop those rows (dropna=True, CLI: --dropna)."
+        )
+    X = feats.to_numpy(dtype=float)
+    if not np.all(np.isfinite(X)):
+        raise MipkitValueError("The features contain infinite values.")
+    classes, y = np.unique(labels.to_numpy(), return_inverse=True)
+    return Dataset(X=X, y=y.astype(int), feature_names=[str(c) for c in feats.columns], classes=classes)

@@ -1,0 +1,86 @@
+"""A self-contained HTML report: plain-language summary, tables and figures embedded as PNG data URIs."""
+
+from __future__ import annotations
+
+import base64
+import io
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from mipkit import __version__
+
+REPORT_FILE = "report.html"
+
+
+@dataclass(frozen=True)
+class Figure:
+    """A figure already rendered to PNG bytes, with a caption."""
+
+    title: str
+    png: bytes
+    caption: str = ""
+
+    @property
+    def data_uri(self) -> str:
+        return "data:image/png;base64," + base64.b64encode(self.png).decode("ascii")
+
+
+@dataclass(frozen=True)
+class Section:
+    """One part of the report: a heading, paragraphs, tables and figures."""
+
+    title: str
+    text: list[str] = field(default_factory=list)
+    tables: list[pd.DataFrame] = field(default_factory=list)
+    figures: list[Figure] = field(default_factory=list)
+
+
+def figure_to_png(fig, *, dpi: int = 110) -> bytes:
+    """Render a Matplotlib figure to PNG bytes and close it."""
+    import matplotlib.pyplot as plt
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+    plt.close(fig)
+    return buf.getvalue()
+
+
+def _env() -> Environment:
+    return Environment(
+        loader=PackageLoader("mipkit.report", "templates"),
+        autoescape=select_autoescape(["html"]),
+    )
+
+
+def render_html(*, title: str, summary: list[str], sections: list[Section]) -> str:
+    """Render the report to an HTML string (no external resources)."""
+    rendered = [
+        (
+            s,
+            [
+                t.to_html(index=False, float_format=lambda x: f"{x:.4g}", border=0, classes="tbl")
+                for t in s.tables
+            ],
+        )
+        for s in sections
+    ]
+    return (
+        _env()
+        .get_template("report.html")
+        .render(title=title, summary=summary, sections=rendered, version=__version__)
+    )
+
+
+def write_html_report(
+    run_dir: str | Path, *, title: str, summary: list[str], sections: list[Section]
+) -> Path:
+    """Write ``run_dir/report.html`` and return its path."""
+    path = Path(run_dir) / REPORT_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".html.tmp")
+    tmp.write_text(render_html(title=title, summary=summary, sections=sections), encoding="utf-8")
+    tmp.replace(path)
+    return path

@@ -1,0 +1,95 @@
+"""The run folder's ``results.json``: a versioned schema, written atomically.
+
+Every run (``mipkit audit``, ``mipkit audit-synthetic``, ``mipkit protect``) writes one
+``results.json`` holding ``schema_version``, ``kind``, ``mipkit_version``, ``created`` and the
+command's own fields. Existing fields never change meaning; new ones may be added (minor version).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mipkit import __version__
+from mipkit._validation import MipkitValueError
+
+SCHEMA_VERSION = "1.0"
+RESULTS_FILE = "results.json"
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Recursively convert NumPy scalars/arrays, tuples, Paths and dataclass-like objects to JSON types.
+
+    Non-finite floats become ``None`` (JSON has no NaN).
+    """
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return [to_jsonable(v) for v in obj.tolist()]
+    if isinstance(obj, (np.bool_, bool)):
+        return bool(obj)
+    if isinstance(obj, (np.integer,)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        x = float(obj)
+        return x if math.isfinite(x) else None
+    if isinstance(obj, Path):
+        return str(obj)
+    if hasattr(obj, "to_dict"):
+        return to_jsonable(obj.to_dict())
+    return obj
+
+
+def write_json_atomic(path: str | Path, payload: Any) -> Path:
+    """Write JSON to ``path`` through a temporary file and an atomic rename (no half-written file)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(to_jsonable(payload), fh, indent=2, sort_keys=False)
+            fh.write("\n")
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def write_results(run_dir: str | Path, results: dict, *, kind: str) -> Path:
+    """Write ``run_dir/results.json`` with the schema header and ``results``' fields."""
+    header = {
+        "schema_version": SCHEMA_VERSION,
+        "kind": kind,
+        "mipkit_version": __version__,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    }
+    return write_json_atomic(Path(run_dir) / RESULTS_FILE, {**header, **results})
+
+
+def read_results(run_dir: str | Path) -> dict:
+    """Read ``run_dir/results.json`` with a clear error when it is missing or not a mipkit result."""
+    path = Path(run_dir) / RESULTS_FILE
+    if not path.is_file():
+        raise MipkitValueError(f"No {RESULTS_FILE} in {run_dir}: is it a mipkit run folder?")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise MipkitValueError(f"{path} is not valid JSON: {err.msg} (line {err.lineno}).") from None
+    if not isinstance(data, dict) or "schema_version" not in data or "kind" not in data:
+        raise MipkitValueError(f"{path} is not a mipkit results file (no schema_version/kind).")
+    major = str(data["schema_version"]).split(".")[0]
+    if major != SCHEMA_VERSION.split(".")[0]:
+        raise MipkitValueError(
+            f"{path} has schema version {data['schema_version']}; this mipkit reads {SCHEMA_VERSION}."
+        )
+    return data
