@@ -12,9 +12,12 @@ Contract every curve satisfies (tested for each subclass in ``tests/accounting``
 from __future__ import annotations
 
 import abc
+import math
 
 import numpy as np
 from scipy import optimize
+
+from mipkit._validation import MipkitValueError, check_delta, check_epsilon
 
 #: Grid on which numeric defaults look for suprema: dense near 0 and 1 on a log scale, plus a
 #: uniform part. Closed-form subclasses do not use it.
@@ -27,6 +30,67 @@ _ALPHA_GRID = np.unique(
         ]
     ).clip(0.0, 1.0)
 )
+
+
+#: Grid for the numeric ``delta(epsilon)``: the maximiser of ``1 - f(alpha) - e^eps alpha`` moves towards
+#: 0 like ``e^-eps`` for large epsilon, so the log part reaches far below the advantage grid.
+_DELTA_GRID = np.unique(
+    np.concatenate(
+        [
+            [0.0],
+            np.logspace(-40, 0, 8001),
+            1.0 - np.logspace(-12, 0, 2001),
+            np.linspace(0.0, 1.0, 4001),
+        ]
+    ).clip(0.0, 1.0)
+)
+
+#: Largest epsilon the numeric ``epsilon_for_delta`` searches (``e^600`` is still a finite float).
+_EPSILON_SEARCH_MAX = 600.0
+
+
+def check_alpha(alpha: float | np.ndarray, *, owner: str | None = None) -> np.ndarray:
+    """Return ``alpha`` as a float array after checking every value is a probability in [0, 1]."""
+    a = np.asarray(alpha, dtype=float)
+    if a.size and not np.all((a >= 0.0) & (a <= 1.0)):
+        where = f" of {owner}" if owner else ""
+        bad = a[~((a >= 0.0) & (a <= 1.0))].ravel()[0]
+        raise MipkitValueError(
+            f"The 'alpha' parameter{where} must be in [0, 1] (a false-positive rate). Got {bad!r} instead."
+        )
+    return a
+
+
+def _sup_unimodal(values_fn, grid: np.ndarray) -> float:
+    """Supremum of a unimodal function over [0, 1]: best grid point, then Brent search around it.
+
+    The search runs on ``log(alpha)`` when the bracket does not touch 0, so that maximisers at tiny
+    ``alpha`` (large epsilon) are refined to relative, not absolute, precision.
+    """
+    vals = values_fn(grid)
+    i = int(np.nanargmax(vals))
+    best = float(vals[i])
+    lo = grid[max(i - 1, 0)]
+    hi = grid[min(i + 1, grid.size - 1)]
+    if hi <= lo:
+        return best
+    if lo > 0.0:
+        res = optimize.minimize_scalar(
+            lambda t: -float(values_fn(np.array([math.exp(t)]))[0]),
+            bounds=(math.log(lo), math.log(hi)),
+            method="bounded",
+            options={"xatol": 1e-12},
+        )
+    else:
+        res = optimize.minimize_scalar(
+            lambda x: -float(values_fn(np.array([x]))[0]),
+            bounds=(lo, hi),
+            method="bounded",
+            options={"xatol": max((hi - lo) * 1e-10, 1e-300)},
+        )
+    if np.isfinite(res.fun):
+        best = max(best, -float(res.fun))
+    return best
 
 
 class TradeoffCurve(abc.ABC):
@@ -89,6 +153,54 @@ class TradeoffCurve(abc.ABC):
                     break
             out[j] = hi
         return out.reshape(np.shape(tpr)) if np.ndim(tpr) else out
+
+    def delta_for_epsilon(self, epsilon: float) -> float:
+        """Smallest ``delta`` such that the curve is ``(epsilon, delta)``-DP.
+
+        ``delta(eps) = sup_alpha (1 - f(alpha) - e^eps alpha)`` (Dong, Roth & Su 2022, Prop. 2.12:
+        the primal-dual view, ``delta(eps) = 1 + f*(-e^eps)``). This is the one-sided form; it is the
+        usual profile for symmetric curves (every curve in :mod:`mipkit.accounting.curves`).
+
+        Numeric default: the function is concave in ``alpha`` (``f`` is convex), so its maximum over a
+        grid that is dense on a log scale down to ``1e-40`` is refined by a bounded Brent search. Closed
+        forms override it.
+        """
+        eps = check_epsilon(epsilon, owner=f"{type(self).__name__}.delta_for_epsilon")
+        scale = math.exp(eps)
+
+        def gap(a: np.ndarray) -> np.ndarray:
+            return np.asarray(self.tpr(a), dtype=float) - scale * a
+
+        return float(min(max(_sup_unimodal(gap, _DELTA_GRID), 0.0), 1.0))
+
+    def epsilon_for_delta(self, delta: float) -> float:
+        """Smallest ``epsilon >= 0`` such that the curve is ``(epsilon, delta)``-DP.
+
+        Inverts the non-increasing :meth:`delta_for_epsilon` by bracketing and bisection; the returned
+        value ``e`` always satisfies ``delta_for_epsilon(e) <= delta`` (it errs on the safe side by at most
+        a relative ``1e-10``). Returns ``0.0`` when ``delta >= delta_for_epsilon(0)`` and ``math.inf`` when
+        no finite epsilon reaches ``delta`` (e.g. an ``(eps, delta0)``-DP curve asked for ``delta < delta0``).
+        """
+        target = check_delta(delta, owner=f"{type(self).__name__}.epsilon_for_delta")
+        if self.delta_for_epsilon(0.0) <= target:
+            return 0.0
+        lo, hi = 0.0, 1.0
+        while self.delta_for_epsilon(hi) > target:
+            lo, hi = hi, 2.0 * hi
+            if hi > _EPSILON_SEARCH_MAX:
+                if self.delta_for_epsilon(_EPSILON_SEARCH_MAX) > target:
+                    return math.inf
+                hi = _EPSILON_SEARCH_MAX
+                break
+        for _ in range(200):
+            if hi - lo <= 1e-10 * max(1.0, hi):
+                break
+            mid = 0.5 * (lo + hi)
+            if self.delta_for_epsilon(mid) <= target:
+                hi = mid
+            else:
+                lo = mid
+        return float(hi)
 
     def describe(self) -> dict:
         """A JSON-ready description of the mechanism behind the curve."""
