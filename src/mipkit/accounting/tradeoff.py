@@ -15,7 +15,6 @@ import abc
 import math
 
 import numpy as np
-from scipy import optimize
 
 from mipkit._validation import MipkitValueError, check_delta, check_epsilon
 
@@ -61,35 +60,26 @@ def check_alpha(alpha: float | np.ndarray, *, owner: str | None = None) -> np.nd
     return a
 
 
-def _sup_unimodal(values_fn, grid: np.ndarray) -> float:
-    """Supremum of a unimodal function over [0, 1]: best grid point, then Brent search around it.
+def _sup_unimodal(values_fn, grid: np.ndarray, *, zoom_steps: int = 14, points: int = 33) -> float:
+    """Supremum of a unimodal (e.g. concave) function of ``alpha`` on [0, 1].
 
-    The search runs on ``log(alpha)`` when the bracket does not touch 0, so that maximisers at tiny
-    ``alpha`` (large epsilon) are refined to relative, not absolute, precision.
+    Takes the best point of ``grid``, then zooms: the maximiser of a unimodal function lies between the
+    neighbours of the best sampled point, so each step samples ``points`` points there and keeps the
+    neighbours of the new best (a ``(points - 1)/2``-fold shrink per step, to float resolution).
     """
     vals = values_fn(grid)
     i = int(np.nanargmax(vals))
     best = float(vals[i])
-    lo = grid[max(i - 1, 0)]
-    hi = grid[min(i + 1, grid.size - 1)]
-    if hi <= lo:
-        return best
-    if lo > 0.0:
-        res = optimize.minimize_scalar(
-            lambda t: -float(values_fn(np.array([math.exp(t)]))[0]),
-            bounds=(math.log(lo), math.log(hi)),
-            method="bounded",
-            options={"xatol": 1e-12},
-        )
-    else:
-        res = optimize.minimize_scalar(
-            lambda x: -float(values_fn(np.array([x]))[0]),
-            bounds=(lo, hi),
-            method="bounded",
-            options={"xatol": max((hi - lo) * 1e-10, 1e-300)},
-        )
-    if np.isfinite(res.fun):
-        best = max(best, -float(res.fun))
+    lo = float(grid[max(i - 1, 0)])
+    hi = float(grid[min(i + 1, grid.size - 1)])
+    for _ in range(zoom_steps):
+        if hi - lo <= 4 * np.finfo(float).eps * max(abs(hi), 1e-300):
+            break
+        pts = np.linspace(lo, hi, points)
+        vals = values_fn(pts)
+        j = int(np.nanargmax(vals))
+        best = max(best, float(vals[j]))
+        lo, hi = float(pts[max(j - 1, 0)]), float(pts[min(j + 1, points - 1)])
     return best
 
 
@@ -112,23 +102,14 @@ class TradeoffCurve(abc.ABC):
     def advantage(self) -> float:
         """Total-variation advantage ``sup_alpha (1 - alpha - f(alpha))`` (max TPR - FPR).
 
-        Numeric default: maximum over a fine grid, refined by bounded scalar search around the best
-        grid point. Subclasses with a closed form override it.
+        Numeric default: maximum over a fine grid (log-dense near 0 and 1), refined by zooming in on
+        the best point to float resolution (the gap is concave). Subclasses with a closed form override it.
         """
-        a = _ALPHA_GRID
-        gap = 1.0 - a - self.f(a)
-        i = int(np.argmax(gap))
-        lo = a[max(i - 1, 0)]
-        hi = a[min(i + 1, a.size - 1)]
-        best = float(gap[i])
-        if hi > lo:
-            res = optimize.minimize_scalar(
-                lambda x: -(1.0 - x - float(self.f(x))),
-                bounds=(lo, hi),
-                method="bounded",
-                options={"xatol": 1e-14},
-            )
-            best = max(best, -float(res.fun))
+
+        def gap(a: np.ndarray) -> np.ndarray:
+            return np.asarray(self.tpr(a), dtype=float) - a
+
+        best = max(_sup_unimodal(gap, _ALPHA_GRID), _sup_unimodal(gap, _DELTA_GRID))
         return float(min(max(best, 0.0), 1.0))
 
     def alpha_at_tpr(self, tpr: float | np.ndarray) -> np.ndarray:
@@ -162,8 +143,10 @@ class TradeoffCurve(abc.ABC):
         usual profile for symmetric curves (every curve in :mod:`mipkit.accounting.curves`).
 
         Numeric default: the function is concave in ``alpha`` (``f`` is convex), so its maximum over a
-        grid that is dense on a log scale down to ``1e-40`` is refined by a bounded Brent search. Closed
-        forms override it.
+        grid that is dense on a log scale down to ``1e-40`` is refined by zooming in on the best point
+        to float resolution. It uses :meth:`tpr`, so a subclass that computes ``1 - f`` without
+        cancellation gets ``delta`` to relative precision even far below ``1e-16``. Closed forms
+        override it.
         """
         eps = check_epsilon(epsilon, owner=f"{type(self).__name__}.delta_for_epsilon")
         scale = math.exp(eps)
@@ -180,6 +163,8 @@ class TradeoffCurve(abc.ABC):
         value ``e`` always satisfies ``delta_for_epsilon(e) <= delta`` (it errs on the safe side by at most
         a relative ``1e-10``). Returns ``0.0`` when ``delta >= delta_for_epsilon(0)`` and ``math.inf`` when
         no finite epsilon reaches ``delta`` (e.g. an ``(eps, delta0)``-DP curve asked for ``delta < delta0``).
+        For curves whose ``delta(eps)`` is positive for every finite ``eps`` (Gaussian), ``delta = 0``
+        numerically gives the epsilon where ``delta(eps)`` underflows; such subclasses return ``inf``.
         """
         target = check_delta(delta, owner=f"{type(self).__name__}.epsilon_for_delta")
         if self.delta_for_epsilon(0.0) <= target:

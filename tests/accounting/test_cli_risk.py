@@ -1,0 +1,142 @@
+"""``mipkit risk``: JSON contract, human output, figure, and exit code 2 with one line on bad input."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+
+import pytest
+from scipy import stats
+
+from mipkit.cli import main
+
+
+def _run_json(capsys, args: list[str]) -> dict:
+    code = main(["risk", *args, "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert out.count("\n") == 1, "--json prints exactly one line: one JSON object"
+    return json.loads(out)
+
+
+def test_risk_epsilon_delta_json(capsys) -> None:
+    res = _run_json(capsys, ["--epsilon", "8", "--delta", "1e-5"])
+    for key in ("mechanism", "eta", "advantage", "tpr_at_fpr", "success_bound", "epsilon", "delta"):
+        assert key in res
+    assert res["mechanism"] == {"name": "approx_dp", "epsilon": 8.0, "delta": 1e-5}
+    # Thm 4 of Izzo et al.: delta + (1 - delta)/(1 + e^-eps) - 1/2
+    eta = 1e-5 + (1 - 1e-5) / (1 + math.exp(-8)) - 0.5
+    assert res["eta"] == pytest.approx(eta, abs=1e-14)
+    assert res["advantage"] == pytest.approx(2 * eta, abs=1e-14)
+    assert res["epsilon"] == pytest.approx(8.0, rel=1e-9)
+    assert set(res["tpr_at_fpr"]) == {"0.001", "0.01", "0.1"}
+    # 1 - f(a) = delta + e^eps a on the first piece (a < (1-delta)/(1+e^eps) ~ 3.35e-4), else the second
+    a = 0.001
+    tpr = 1 - math.exp(-8) * (1 - 1e-5 - a)
+    assert res["tpr_at_fpr"]["0.001"] == pytest.approx(tpr, rel=1e-12)
+    assert set(res["precision_at_base_rate"]) == {"0.5", "0.0909091", "0.00990099", "0.000999001"}
+
+
+def test_risk_mu_and_gaussian_sigma_agree(capsys) -> None:
+    a = _run_json(capsys, ["--mu", "0.5", "--fpr", "0.05", "--baseline", "0.2", "--base-rate", "0.01"])
+    b = _run_json(
+        capsys,
+        [
+            "--gaussian-sigma",
+            "4",
+            "--sensitivity",
+            "2",
+            "--fpr",
+            "0.05",
+            "--baseline",
+            "0.2",
+            "--base-rate",
+            "0.01",
+        ],
+    )
+    assert b["mechanism"]["mu"] == 0.5
+    for key in ("eta", "advantage", "tpr_at_fpr", "success_bound", "precision_at_base_rate"):
+        assert a[key] == b[key]
+    assert a["eta"] == pytest.approx(stats.norm.cdf(0.25) - 0.5)
+    assert a["tpr_at_fpr"] == {"0.05": pytest.approx(stats.norm.cdf(stats.norm.ppf(0.05) + 0.5))}
+    assert set(a["success_bound"]) == {"0.2"}
+    assert set(a["precision_at_base_rate"]) == {"0.01"}
+    assert "epsilon" not in a
+
+
+def test_risk_laplace(capsys) -> None:
+    res = _run_json(capsys, ["--laplace-scale", "2", "--delta", "0"])
+    assert res["advantage"] == pytest.approx(1 - math.exp(-0.25))
+    assert res["epsilon"] == pytest.approx(0.5)
+
+
+def test_risk_dpsgd(capsys) -> None:
+    if importlib.util.find_spec("mipkit.accounting.pld") is None:
+        pytest.skip("mipkit.accounting.pld (dpsgd_curve, written by another task) is not there yet")
+    res = _run_json(
+        capsys, ["--noise-multiplier", "2", "--sample-rate", "0.5", "--steps", "1", "--delta", "1e-5"]
+    )
+    assert res["mechanism"]["name"] == "dpsgd"
+    # one step of the subsampled Gaussian is less risky than the unsubsampled mu = 1/2 Gaussian
+    assert 0 < res["eta"] <= stats.norm.cdf(0.25) - 0.5 + 1e-6
+    assert res["epsilon"] is not None and res["epsilon"] > 0
+
+
+def test_risk_human_output(capsys) -> None:
+    code = main(["risk", "--epsilon", "1"])
+    out, _ = capsys.readouterr()
+    assert code == 0
+    flat = " ".join(out.split())
+    # eta = 1/(1 + e^-1) - 1/2 = 0.2311, accuracy 73.1%
+    assert "right at most 73.1% of the time (MIP eta = 0.2311)" in flat
+    assert flat.count("non-members may be wrongly flagged") == 3
+    assert flat.count("without this release") == 3
+    assert flat.count("of the people checked is in the data") == 4
+    assert "epsilon = 1 at delta = 0" in flat
+    assert "MIP eta" in out and "Advantage" in out
+
+
+def test_risk_plot(tmp_path, capsys) -> None:
+    target = tmp_path / "risk.png"
+    res = _run_json(capsys, ["--mu", "1", "--plot", str(target)])
+    assert res["eta"] > 0
+    assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],  # no mechanism
+        ["--epsilon", "1", "--mu", "1"],  # two mechanisms
+        ["--gaussian-sigma", "1", "--laplace-scale", "1"],
+        ["--epsilon", "-1"],
+        ["--epsilon", "1", "--delta", "1"],
+        ["--epsilon", "1", "--delta", "-0.1"],
+        ["--mu", "-1"],
+        ["--gaussian-sigma", "0"],
+        ["--laplace-scale", "-2"],
+        ["--mu", "1", "--sensitivity", "2"],
+        ["--noise-multiplier", "1", "--sample-rate", "0", "--steps", "10"],
+        ["--noise-multiplier", "1", "--sample-rate", "1.5", "--steps", "10"],
+        ["--noise-multiplier", "1", "--sample-rate", "0.1", "--steps", "0"],
+        ["--noise-multiplier", "1", "--sample-rate", "0.1"],  # steps missing
+        ["--sample-rate", "0.1", "--steps", "10"],  # noise multiplier missing
+        ["--epsilon", "1", "--fpr", "0"],
+        ["--epsilon", "1", "--fpr", "1"],
+        ["--epsilon", "1", "--fpr", "1.5"],
+        ["--epsilon", "1", "--base-rate", "0"],
+        ["--epsilon", "1", "--baseline", "2"],
+        ["--epsilon", "abc"],
+    ],
+)
+def test_risk_bad_input_exit_2(capsys, args: list[str]) -> None:
+    code = main(["risk", *args])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert out == ""
+    assert "Traceback" not in err
+    lines = [ln for ln in err.strip().splitlines() if ln.strip()]
+    assert lines, "an error message is printed"
+    if not args or args[-1] != "abc":  # our own errors: exactly one line
+        assert len(lines) == 1 and lines[0].startswith("mipkit: error: ")
