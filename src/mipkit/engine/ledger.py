@@ -1,0 +1,288 @@
+"""The run ledger: every finished fit, committed to SQLite as soon as it ends, so a killed run resumes.
+
+The ledger is one SQLite file (``ledger.sqlite`` in the run folder) in write-ahead-log mode. Each finished
+fit is one row of the table ``fits``::
+
+    fits(run_key TEXT, idx INTEGER, output BLOB, shape TEXT, dtype TEXT, meta TEXT, seconds REAL,
+         created REAL, PRIMARY KEY (run_key, idx))
+
+``output`` holds the fit's output array as ``np.save`` bytes (no pickle), ``meta`` a JSON object (which
+process fitted it, its seed, the task's key, ...), ``created`` the Unix time of the commit.
+
+Rows are namespaced by ``run_key``, a hash of everything the outputs depend on (trainer, data, tasks; see
+:func:`make_run_key`). A run with a different configuration in the same folder therefore gets its own
+namespace and never reads another configuration's fits; re-running the same configuration finds its rows and
+skips them. Only the parent process writes (worker processes return their outputs to it), so SQLite always
+has a single writer.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import sqlite3
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from mipkit._validation import MipkitValueError
+
+__all__ = ["LEDGER_FILENAME", "Ledger", "hash_array", "make_run_key"]
+
+LEDGER_FILENAME = "ledger.sqlite"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS fits (
+    run_key TEXT NOT NULL,
+    idx INTEGER NOT NULL,
+    output BLOB NOT NULL,
+    shape TEXT NOT NULL,
+    dtype TEXT NOT NULL,
+    meta TEXT NOT NULL,
+    seconds REAL,
+    created REAL NOT NULL,
+    PRIMARY KEY (run_key, idx)
+);
+CREATE TABLE IF NOT EXISTS runs (
+    run_key TEXT PRIMARY KEY,
+    info TEXT NOT NULL,
+    created REAL NOT NULL
+);
+"""
+
+
+def hash_array(array: Any) -> str:
+    """SHA-256 hex digest of an array's dtype, shape and bytes (C order)."""
+    arr = np.ascontiguousarray(np.asarray(array))
+    if arr.dtype == object:
+        raise MipkitValueError("Cannot hash an object array; encode the data as numbers first.")
+    h = hashlib.sha256()
+    h.update(f"{arr.dtype.str}|{arr.shape}|".encode())
+    h.update(memoryview(arr).cast("B"))
+    return h.hexdigest()
+
+
+def make_run_key(
+    trainer: Any,
+    X: Any,
+    y: Any,
+    tasks: Iterable[Any],
+    *,
+    query_X: Any | None = None,
+    extra: dict | None = None,
+) -> str:
+    """Hash of everything a run's fit outputs depend on: the ledger namespace for that run.
+
+    Parameters
+    ----------
+    trainer : TrainerSpec
+        Its :meth:`~mipkit.game.trainers.TrainerSpec.fingerprint` enters the key.
+    X, y : array-like
+        Training data (dtype, shape and bytes enter the key).
+    tasks : iterable of FitTask
+        Each task's index, seed and training indices (in order) enter the key.
+    query_X : array-like, optional
+        The rows the fitted models are queried on (default ``X``).
+    extra : dict, optional
+        Anything else that should separate runs (JSON-able), e.g. a workflow version.
+
+    Returns
+    -------
+    str
+        64 hex characters.
+    """
+    h = hashlib.sha256()
+    h.update(b"mipkit-run-key-v1|")
+    h.update(trainer.fingerprint().encode())
+    h.update(hash_array(X).encode())
+    h.update(hash_array(y).encode())
+    h.update(("X" if query_X is None else hash_array(query_X)).encode())
+    for task in tasks:
+        seed = "none" if task.seed is None else str(int(task.seed))
+        h.update(f"|{int(task.index)}:{seed}:".encode())
+        h.update(hash_array(np.asarray(task.train_idx, dtype=np.int64)).encode())
+    if extra:
+        h.update(json.dumps(extra, sort_keys=True, default=repr).encode())
+    return h.hexdigest()
+
+
+def _to_bytes(output: np.ndarray) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, output, allow_pickle=False)
+    return buffer.getvalue()
+
+
+def _from_bytes(blob: bytes) -> np.ndarray:
+    return np.load(io.BytesIO(blob), allow_pickle=False)
+
+
+class Ledger:
+    """SQLite ledger of finished fits for one run (namespace ``run_key``).
+
+    Parameters
+    ----------
+    path : str or Path
+        The SQLite file, or a run folder (then ``<folder>/ledger.sqlite``). Parent folders are created.
+    run_key : str
+        The run's namespace, normally :func:`make_run_key`. Rows written under another key (another
+        configuration in the same folder) are invisible to this ledger.
+    info : dict, optional
+        JSON-able description of the run, stored once in the ``runs`` table (for people inspecting the file).
+
+    Notes
+    -----
+    :meth:`put` commits before it returns (WAL journal, ``synchronous=FULL``), so a fit whose ``put``
+    returned survives a SIGKILL of the process a moment later. Use one ``Ledger`` per process; the
+    connection is not shared with worker processes.
+
+    Examples
+    --------
+    >>> import numpy as np, tempfile
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     with Ledger(d, "demo") as ledger:
+    ...         ledger.put(0, np.eye(2), {"seed": 1})
+    ...         sorted(ledger.done()), ledger.get(0).tolist()
+    ([0], [[1.0, 0.0], [0.0, 1.0]])
+    """
+
+    def __init__(self, path: str | Path, run_key: str, *, info: dict | None = None):
+        if not isinstance(run_key, str) or not run_key:
+            raise MipkitValueError(
+                f"The 'run_key' parameter of Ledger must be a non-empty string. Got {run_key!r}."
+            )
+        path = Path(path)
+        if path.is_dir() or path.suffix == "":
+            path = path / LEDGER_FILENAME
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self.run_key = run_key
+        try:
+            self._conn: sqlite3.Connection | None = sqlite3.connect(str(path), timeout=60.0)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=FULL")
+            self._conn.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise MipkitValueError(
+                f"{path} is not a usable mipkit ledger ({exc}); choose another --out folder "
+                "or pass --overwrite."
+            ) from None
+        with self._conn:
+            self._conn.execute(
+                "INSERT OR IGNORE INTO runs (run_key, info, created) VALUES (?, ?, ?)",
+                (run_key, json.dumps(info or {}, sort_keys=True, default=repr), time.time()),
+            )
+
+    # -- connection ----------------------------------------------------------------------------------------
+    @property
+    def _db(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise MipkitValueError(f"The ledger {self.path} is closed.")
+        return self._conn
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> Ledger:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __getstate__(self) -> dict:
+        raise TypeError("A Ledger holds an SQLite connection and is not sent to worker processes.")
+
+    def __repr__(self) -> str:
+        return f"Ledger({str(self.path)!r}, run_key={self.run_key[:12]!r}...)"
+
+    # -- reading and writing -------------------------------------------------------------------------------
+    def done(self) -> set[int]:
+        """Indices of the fits already committed under this run key."""
+        rows = self._db.execute("SELECT idx FROM fits WHERE run_key = ?", (self.run_key,)).fetchall()
+        return {int(r[0]) for r in rows}
+
+    def put(self, index: int, output: np.ndarray, meta: dict | None = None) -> None:
+        """Commit fit ``index``'s output (replacing any earlier row of this index) before returning.
+
+        ``meta`` is stored as JSON; its ``"seconds"`` entry, if any, also fills the ``seconds`` column.
+        """
+        output = np.asarray(output)
+        if output.dtype == object:
+            raise MipkitValueError("Ledger outputs must be numeric arrays, not object arrays.")
+        meta = dict(meta or {})
+        seconds = meta.get("seconds")
+        with self._db:
+            self._db.execute(
+                "INSERT OR REPLACE INTO fits (run_key, idx, output, shape, dtype, meta, seconds, created) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    self.run_key,
+                    int(index),
+                    _to_bytes(output),
+                    json.dumps(list(output.shape)),
+                    output.dtype.str,
+                    json.dumps(meta, sort_keys=True, default=repr),
+                    None if seconds is None else float(seconds),
+                    time.time(),
+                ),
+            )
+
+    def get(self, index: int) -> np.ndarray:
+        """The output of fit ``index``; ``KeyError`` if it is not in the ledger."""
+        row = self._db.execute(
+            "SELECT output FROM fits WHERE run_key = ? AND idx = ?", (self.run_key, int(index))
+        ).fetchone()
+        if row is None:
+            raise KeyError(f"fit {int(index)} is not in the ledger {self.path}")
+        return _from_bytes(row[0])
+
+    def get_all(self, indices: Iterable[int]) -> np.ndarray:
+        """Outputs of the fits ``indices`` stacked along a new first axis, in the order given."""
+        return np.stack([self.get(i) for i in indices])
+
+    def meta(self, index: int) -> dict:
+        """The metadata stored with fit ``index``; ``KeyError`` if it is not in the ledger."""
+        row = self._db.execute(
+            "SELECT meta FROM fits WHERE run_key = ? AND idx = ?", (self.run_key, int(index))
+        ).fetchone()
+        if row is None:
+            raise KeyError(f"fit {int(index)} is not in the ledger {self.path}")
+        return json.loads(row[0])
+
+    def records(self) -> list[dict]:
+        """One dict per committed fit (``idx``, ``shape``, ``dtype``, ``meta``, ``seconds``, ``created``)."""
+        rows = self._db.execute(
+            "SELECT idx, shape, dtype, meta, seconds, created FROM fits WHERE run_key = ? ORDER BY idx",
+            (self.run_key,),
+        ).fetchall()
+        return [
+            {
+                "idx": int(idx),
+                "shape": tuple(json.loads(shape)),
+                "dtype": dtype,
+                "meta": json.loads(meta),
+                "seconds": seconds,
+                "created": created,
+            }
+            for idx, shape, dtype, meta, seconds, created in rows
+        ]
+
+    def other_run_keys(self) -> list[str]:
+        """Run keys of other configurations that have fits in the same file."""
+        rows = self._db.execute(
+            "SELECT DISTINCT run_key FROM fits WHERE run_key != ? ORDER BY run_key", (self.run_key,)
+        ).fetchall()
+        return [r[0] for r in rows]
+
+    def purge_other_runs(self) -> int:
+        """Delete the fits of every other run key in the file; return how many rows were deleted."""
+        with self._db:
+            cur = self._db.execute("DELETE FROM fits WHERE run_key != ?", (self.run_key,))
+            self._db.execute("DELETE FROM runs WHERE run_key != ?", (self.run_key,))
+        return int(cur.rowcount)

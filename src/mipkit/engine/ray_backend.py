@@ -1,0 +1,116 @@
+"""Ray backend of :func:`mipkit.engine.run_fits` (the ``distributed`` extra).
+
+``X``, ``y`` and the query rows are put in Ray's object store once; each task is a Ray task with one CPU that
+runs the same fit function as the local backend; the driver waits on the results one at a time
+(``ray.wait``) and hands each to the caller - which commits it to the ledger - as soon as it arrives.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+
+from mipkit._validation import MipkitValueError
+
+__all__ = ["import_ray", "ray_session", "run_ray"]
+
+RAY_MISSING = "--backend ray needs the 'distributed' extra: pip install mipkit[distributed]"
+
+
+def import_ray() -> Any:
+    """Import ray, or raise :class:`MipkitValueError` saying how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise MipkitValueError(RAY_MISSING) from None
+    return ray
+
+
+@contextmanager
+def ray_session(*, n_cpus: int, address: str | None) -> Iterator[Any]:
+    """Yield the ``ray`` module with Ray initialised; shut it down at the end if it was started here.
+
+    ``address`` given: connect to that cluster (``ray.init(address=address)``). Otherwise start a local
+    instance with ``n_cpus`` CPUs, no dashboard and worker logs not forwarded. If Ray is already initialised
+    in this process (for instance with a ``runtime_env`` of your own), that instance is used and left running.
+    """
+    ray = import_ray()
+    started_here = False
+    if not ray.is_initialized():
+        try:
+            if address is not None:
+                ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+            else:
+                ray.init(
+                    num_cpus=int(n_cpus),
+                    include_dashboard=False,
+                    log_to_driver=False,
+                    logging_level=logging.WARNING,
+                )
+        except ConnectionError as exc:
+            raise MipkitValueError(f"Cannot connect to the Ray cluster at {address!r}: {exc}") from None
+        started_here = True
+    try:
+        yield ray
+    finally:
+        if started_here:
+            ray.shutdown()
+
+
+def run_ray(
+    fit_fn: Callable,
+    trainer: Any,
+    X: np.ndarray,
+    y: np.ndarray,
+    query_X: np.ndarray | None,
+    todo: list,
+    n_classes: int,
+    *,
+    on_result: Callable[[int, np.ndarray, dict], None],
+    max_in_flight: int | None = None,
+) -> None:
+    """Run ``fit_fn(trainer, X, y, query_X, task, n_classes)`` for every task on the initialised Ray.
+
+    Parameters
+    ----------
+    on_result : callable
+        Called in the driver as ``on_result(index, proba, meta)`` as soon as each task's result arrives.
+    max_in_flight : int, optional
+        At most this many tasks submitted at once (default 4 x the cluster's CPUs), so that a run of many
+        fits does not flood the scheduler; results still stream back one by one.
+    """
+    ray = import_ray()
+    if not ray.is_initialized():
+        raise MipkitValueError("run_ray needs an initialised Ray (use ray_session).")
+    pending: list = []
+    try:
+        cluster_cpus = int(ray.cluster_resources().get("CPU", 1) or 1)
+        limit = max_in_flight or max(4, 4 * cluster_cpus)
+        remote_fit = ray.remote(num_cpus=1)(fit_fn)
+        X_ref = ray.put(X)
+        y_ref = ray.put(y)
+        q_ref = None if query_X is None else ray.put(query_X)
+        queue = list(todo)
+        queue.reverse()
+        while queue or pending:
+            while queue and len(pending) < limit:
+                task = queue.pop()
+                pending.append(remote_fit.remote(trainer, X_ref, y_ref, q_ref, task, n_classes))
+            ready, pending = ray.wait(pending, num_returns=1)
+            for ref in ready:
+                try:
+                    index, proba, meta = ray.get(ref)
+                except ray.exceptions.RayTaskError as exc:
+                    cause = getattr(exc, "cause", None)
+                    if isinstance(cause, MipkitValueError):
+                        raise MipkitValueError(str(cause.args[0]) if cause.args else str(cause)) from None
+                    raise
+                on_result(index, np.asarray(proba), meta)
+    except BaseException:
+        for ref in pending:
+            ray.cancel(ref)
+        raise

@@ -1,0 +1,401 @@
+"""Run many fits of one trainer - on local processes or a Ray cluster - and collect their class probabilities.
+
+A run is a list of :class:`FitTask` (which rows to train on, in which order, with which seed). Each task is
+fitted by a fresh estimator built from the :class:`~mipkit.game.trainers.TrainerSpec` with ``random_state``
+set to the task's seed, and queried with ``predict_proba`` on the query rows. The output of the run is the
+float array ``(n_tasks, n_query, n_classes)`` in task order, whatever order the fits finish in.
+
+Reproducibility: a task's output depends only on the trainer, the data, its training indices (and their
+order) and its seed. Every fit runs with BLAS / OpenMP limited to one thread (``threadpoolctl``), so the
+numerical path is the same on 1 or many workers and on either backend; the same seeds therefore give
+bit-identical outputs with ``backend="local"`` (any ``n_jobs``) and ``backend="ray"`` on the same software.
+
+Resume: with a :class:`~mipkit.engine.ledger.Ledger`, each finished fit is committed by the parent process as
+soon as it arrives, and tasks already in the ledger are not fitted again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import socket
+import time
+import warnings
+from collections import Counter
+from collections.abc import Callable, Sequence
+from contextlib import ExitStack, nullcontext
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from mipkit._random import RandomState, check_random_state
+from mipkit._validation import MipkitValueError, check_choice
+from mipkit.engine.ledger import Ledger, hash_array
+from mipkit.game.trainers import TrainerSpec, predict_full_proba
+
+__all__ = ["BACKENDS", "FitTask", "FitWarning", "resolve_n_jobs", "run_fits", "tasks_from_membership"]
+
+BACKENDS = ("local", "ray")
+
+
+class FitWarning(UserWarning):
+    """Warnings raised inside the fits of a run, summarised once per distinct message."""
+
+
+@dataclass(frozen=True, eq=False)
+class FitTask:
+    """One model to fit.
+
+    Parameters
+    ----------
+    index : int
+        The task's identity (its row in the ledger); unique within a run.
+    train_idx : ndarray of int
+        Rows of ``X`` to train on, used in the order given (not sorted): a fixed data order versus a
+        shuffled one is part of the task.
+    seed : int or None
+        The estimator's ``random_state``; None leaves the trainer's own default (non-reproducible fits).
+    """
+
+    index: int
+    train_idx: np.ndarray
+    seed: int | None
+
+    def __post_init__(self) -> None:
+        idx = np.asarray(self.train_idx)
+        if idx.ndim != 1 or idx.size == 0:
+            raise MipkitValueError(
+                f"The 'train_idx' of FitTask {self.index} must be a non-empty 1-D array of row indices."
+            )
+        if idx.dtype == bool:
+            raise MipkitValueError(
+                f"The 'train_idx' of FitTask {self.index} must hold row indices, not a boolean mask "
+                "(use np.flatnonzero(mask))."
+            )
+        if not np.issubdtype(idx.dtype, np.integer):
+            raise MipkitValueError(
+                f"The 'train_idx' of FitTask {self.index} must be integers. Got {idx.dtype}."
+            )
+        idx = idx.astype(np.int64, copy=True)
+        idx.setflags(write=False)
+        object.__setattr__(self, "train_idx", idx)
+        object.__setattr__(self, "index", int(self.index))
+        if self.seed is not None:
+            object.__setattr__(self, "seed", int(self.seed))
+
+
+def tasks_from_membership(
+    in_mask: np.ndarray, *, random_state: RandomState, shuffle: bool = False, seeded: bool = True
+) -> list[FitTask]:
+    """One :class:`FitTask` per row of a membership matrix (see :func:`mipkit.game.balanced_membership`).
+
+    Parameters
+    ----------
+    in_mask : ndarray of bool, shape (n_models, n_records)
+        ``in_mask[k, i]`` True iff record ``i`` trains model ``k``.
+    random_state : int, Generator, SeedSequence or None
+        Draws each model's seed (and, with ``shuffle``, its data order).
+    shuffle : bool
+        False: each model sees its records in increasing row order (fixed data order). True: in a random
+        order of its own.
+    seeded : bool
+        False gives every task ``seed=None`` (the trainer's own randomness: the "no seed" scenario).
+
+    Returns
+    -------
+    list of FitTask
+        Task ``k`` trains on the records of row ``k``.
+    """
+    mask = np.asarray(in_mask)
+    if mask.ndim != 2 or mask.dtype != bool:
+        raise MipkitValueError("The 'in_mask' parameter must be a 2-D boolean array (n_models, n_records).")
+    rng = check_random_state(random_state)
+    seeds = rng.integers(0, 2**31 - 1, size=mask.shape[0])
+    tasks = []
+    for k in range(mask.shape[0]):
+        idx = np.flatnonzero(mask[k])
+        if shuffle:
+            idx = rng.permutation(idx)
+        tasks.append(FitTask(k, idx, int(seeds[k]) if seeded else None))
+    return tasks
+
+
+def resolve_n_jobs(n_jobs: int) -> int:
+    """joblib's convention: ``-1`` all cores, ``-2`` all but one, ...; a positive int as is; 0 refused."""
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
+        raise MipkitValueError(f"The 'n_jobs' parameter must be a non-zero integer. Got {n_jobs!r} instead.")
+    cpus = os.cpu_count() or 1
+    return int(n_jobs) if n_jobs > 0 else max(1, cpus + 1 + int(n_jobs))
+
+
+def _fit_one(
+    trainer: TrainerSpec,
+    X: np.ndarray,
+    y: np.ndarray,
+    query_X: np.ndarray | None,
+    task: FitTask,
+    n_classes: int,
+) -> tuple[int, np.ndarray, dict]:
+    """Fit one task and return ``(index, proba (n_query, n_classes), meta)``; runs in a worker."""
+    from threadpoolctl import threadpool_limits
+
+    try:
+        with threadpool_limits(limits=1), warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            estimator = trainer.build(task.seed)
+            start = time.perf_counter()  # fit + predict, not the first import of the trainer's package
+            estimator.fit(X[task.train_idx], y[task.train_idx])
+            proba = predict_full_proba(estimator, X if query_X is None else query_X, n_classes)
+    except MipkitValueError:
+        raise
+    except Exception as exc:
+        raise MipkitValueError(
+            f"Fitting trainer {trainer.import_path!r} for task {task.index} failed: "
+            f"{type(exc).__name__}: {exc}"
+        ) from exc
+    meta = {
+        "seed": task.seed,
+        "n_train": int(task.train_idx.size),
+        "seconds": time.perf_counter() - start,
+        "pid": os.getpid(),
+        "host": socket.gethostname(),
+        "warnings": sorted({f"{w.category.__name__}: {w.message}" for w in caught})[:10],
+    }
+    return task.index, proba, meta
+
+
+def _check_inputs(
+    trainer: Any, X: Any, y: Any, tasks: Sequence[FitTask], query_X: Any, n_classes: int | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int]:
+    if not isinstance(trainer, TrainerSpec):
+        raise MipkitValueError(
+            "The 'trainer' parameter of run_fits must be a TrainerSpec (see mipkit.game.resolve_trainer). "
+            f"Got {type(trainer).__name__} instead."
+        )
+    X = np.asarray(X)
+    y = np.asarray(y)
+    if X.ndim < 2 or X.dtype == object:
+        raise MipkitValueError(f"X must be a numeric array with at least 2 dimensions. Got shape {X.shape}.")
+    if y.ndim != 1 or y.shape[0] != X.shape[0]:
+        raise MipkitValueError(f"y must be 1-D with one label per row of X. Got y {y.shape} for X {X.shape}.")
+    if not np.issubdtype(y.dtype, np.integer):
+        if np.issubdtype(y.dtype, np.floating) and np.all(np.isfinite(y)) and np.all(np.mod(y, 1) == 0):
+            y = y.astype(np.int64)
+        else:
+            raise MipkitValueError(
+                "y must hold integer class codes 0..C-1 (encode labels first, e.g. with "
+                "mipkit.data.features_target)."
+            )
+    if y.size and y.min() < 0:
+        raise MipkitValueError("y must hold integer class codes 0..C-1; found negative labels.")
+    if n_classes is None:
+        n_classes = int(y.max()) + 1 if y.size else 0
+    elif int(n_classes) <= (int(y.max()) if y.size else -1):
+        raise MipkitValueError(f"n_classes={n_classes} but y has labels up to {int(y.max())}.")
+    if n_classes < 2:
+        raise MipkitValueError("y must contain at least two classes.")
+    if query_X is not None:
+        query_X = np.asarray(query_X)
+        if query_X.ndim != X.ndim or query_X.shape[1:] != X.shape[1:] or query_X.dtype == object:
+            raise MipkitValueError(
+                f"query_X must be numeric with the same columns as X. Got {query_X.shape} for X {X.shape}."
+            )
+    seen: set[int] = set()
+    for task in tasks:
+        if not isinstance(task, FitTask):
+            raise MipkitValueError(f"tasks must be FitTask objects. Got {type(task).__name__}.")
+        if task.index in seen:
+            raise MipkitValueError(f"Task index {task.index} appears twice; task indices must be unique.")
+        seen.add(task.index)
+        if task.train_idx.min() < 0 or task.train_idx.max() >= X.shape[0]:
+            raise MipkitValueError(f"Task {task.index} has training indices outside 0..{X.shape[0] - 1}.")
+    return X, y, query_X, int(n_classes)
+
+
+def _task_keys(
+    trainer: TrainerSpec, X: np.ndarray, y: np.ndarray, query_X: np.ndarray | None, tasks, n_classes: int
+) -> dict[int, str]:
+    """Per-task hash of everything its output depends on (guards against stale ledger rows)."""
+    base = hashlib.sha256()
+    for part in (
+        trainer.fingerprint(),
+        hash_array(X),
+        hash_array(y),
+        "X" if query_X is None else hash_array(query_X),
+        str(n_classes),
+    ):
+        base.update(part.encode() + b"|")
+    keys = {}
+    for task in tasks:
+        h = base.copy()
+        h.update(f"{task.index}:{task.seed}:".encode())
+        h.update(hash_array(task.train_idx).encode())
+        keys[task.index] = h.hexdigest()
+    return keys
+
+
+def _progress_bar(enabled: bool, total: int, completed: int, description: str):
+    if not enabled:
+        return nullcontext(None)
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    progress = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("elapsed"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=Console(stderr=True),
+    )
+    progress.add_task(description, total=total, completed=completed)
+    return progress
+
+
+def run_fits(
+    trainer: TrainerSpec,
+    X: np.ndarray,
+    y: np.ndarray,
+    tasks: list[FitTask],
+    *,
+    query_X: np.ndarray | None = None,
+    ledger: Ledger | None = None,
+    backend: str = "local",
+    n_jobs: int = -1,
+    address: str | None = None,
+    progress: bool = True,
+    n_classes: int | None = None,
+) -> np.ndarray:
+    """Fit one model per task and return every model's class probabilities on the query rows.
+
+    Parameters
+    ----------
+    trainer : TrainerSpec
+        What to fit (see :func:`mipkit.game.resolve_trainer`).
+    X : ndarray, shape (n, ...)
+        Numeric features; task ``t`` trains on ``X[t.train_idx]``.
+    y : ndarray of int, shape (n,)
+        Class codes ``0..C-1``.
+    tasks : list of FitTask
+        The fits; indices unique.
+    query_X : ndarray, optional
+        Rows every model is queried on (default ``X``).
+    ledger : Ledger, optional
+        Tasks already committed in it are read back instead of fitted (resume); every new fit is committed
+        to it as soon as it finishes. A stored row made for a different task definition (its per-task key
+        differs) is refitted and replaced.
+    backend : {"local", "ray"}
+        ``"local"``: joblib (loky) worker processes on this machine. ``"ray"``: Ray tasks, on the cluster at
+        ``address`` or on a local Ray instance with ``n_jobs`` CPUs (an already initialised Ray is reused).
+    n_jobs : int
+        Local workers (joblib convention: ``-1`` = all cores); for Ray, the CPUs of a local instance.
+    address : str, optional
+        Ray cluster address (``"auto"``, ``"host:6379"``, ``"ray://host:10001"``); only with
+        ``backend="ray"``.
+    progress : bool
+        Show a Rich progress bar with ETA on stderr.
+    n_classes : int, optional
+        Number of classes ``C`` (default ``max(y) + 1``).
+
+    Warnings raised inside the fits (a ``ConvergenceWarning`` per model, say) are collected in the workers,
+    stored in each ledger row's ``meta["warnings"]`` and issued once per distinct message in this process
+    as a :class:`FitWarning` ("12 of 64 fits warned: ConvergenceWarning: ...").
+
+    Returns
+    -------
+    proba : ndarray of float64, shape (n_tasks, n_query, n_classes)
+        ``proba[j]`` is ``predict_proba(query_X)`` of the model of ``tasks[j]``, over all classes
+        ``0..C-1`` (0 for a class its training set lacked), in the order of ``tasks``.
+    """
+    backend = check_choice("backend", backend, BACKENDS, owner="run_fits")
+    if address is not None and backend != "ray":
+        raise MipkitValueError("The 'address' parameter only applies to backend='ray' (--backend ray).")
+    n_workers = resolve_n_jobs(n_jobs)
+    tasks = list(tasks)
+    X, y, query_X, n_classes = _check_inputs(trainer, X, y, tasks, query_X, n_classes)
+    n_query = X.shape[0] if query_X is None else query_X.shape[0]
+    out = np.empty((len(tasks), n_query, n_classes), dtype=np.float64)
+    position = {task.index: j for j, task in enumerate(tasks)}
+
+    keys: dict[int, str] = {}
+    reused: set[int] = set()
+    if ledger is not None:
+        keys = _task_keys(trainer, X, y, query_X, tasks, n_classes)
+        for index in ledger.done() & set(position):
+            try:
+                stored_key = ledger.meta(index).get("task_key")
+            except KeyError:  # pragma: no cover - a concurrent purge
+                continue
+            if stored_key != keys[index]:
+                continue
+            stored = ledger.get(index)
+            if stored.shape != (n_query, n_classes):
+                continue
+            out[position[index]] = stored
+            reused.add(index)
+    todo = [task for task in tasks if task.index not in reused]
+
+    fit_warnings: Counter[str] = Counter()
+
+    def on_result(index: int, proba: np.ndarray, meta: dict, bar: Any) -> None:
+        out[position[index]] = proba
+        fit_warnings.update(meta.get("warnings", ()))
+        if ledger is not None:
+            ledger.put(index, proba, {**meta, "backend": backend, "task_key": keys[index]})
+        if bar is not None:
+            bar.advance(bar.task_ids[0])
+
+    if not todo:
+        return out
+    unit = "CPU" if backend == "ray" else "worker"
+    description = f"fits ({backend}, {n_workers} {unit}{'s' if n_workers > 1 else ''})"
+    if backend == "ray" and address is not None:
+        description = f"fits (ray @ {address})"
+    with ExitStack() as stack:
+        if backend == "ray":
+            from mipkit.engine.ray_backend import ray_session, run_ray
+
+            stack.enter_context(ray_session(n_cpus=n_workers, address=address))
+        bar = stack.enter_context(_progress_bar(progress, len(tasks), len(reused), description))
+
+        def handle(index: int, proba: np.ndarray, meta: dict) -> None:
+            on_result(index, proba, meta, bar)
+
+        if backend == "local":
+            _run_local(trainer, X, y, query_X, todo, n_classes, n_workers, handle)
+        else:
+            run_ray(_fit_one, trainer, X, y, query_X, todo, n_classes, on_result=handle)
+    for message, count in sorted(fit_warnings.items()):
+        warnings.warn(f"{count} of {len(todo)} fits warned: {message}", FitWarning, stacklevel=2)
+    return out
+
+
+def _run_local(
+    trainer: TrainerSpec,
+    X: np.ndarray,
+    y: np.ndarray,
+    query_X: np.ndarray | None,
+    todo: list[FitTask],
+    n_classes: int,
+    n_workers: int,
+    on_result: Callable[[int, np.ndarray, dict], None],
+) -> None:
+    """joblib (loky) processes; results are handed to ``on_result`` in the parent as each fit finishes."""
+    from joblib import Parallel, delayed
+
+    n_workers = min(n_workers, len(todo))
+    parallel = Parallel(n_jobs=n_workers, backend="loky", return_as="generator_unordered", batch_size=1)
+    for index, proba, meta in parallel(
+        delayed(_fit_one)(trainer, X, y, query_X, task, n_classes) for task in todo
+    ):
+        on_result(index, proba, meta)

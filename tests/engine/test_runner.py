@@ -1,0 +1,120 @@
+"""run_fits on the local backend: outputs equal direct scikit-learn fits, order, validation."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from engine_problem import problem
+from sklearn.linear_model import LogisticRegression, SGDClassifier
+
+from mipkit._validation import MipkitValueError
+from mipkit.engine import FitTask, run_fits
+from mipkit.game import resolve_trainer
+
+
+def _direct(X, y, tasks, query):
+    """Independent computation: fit scikit-learn's LogisticRegression by hand for each task."""
+    return np.stack(
+        [
+            LogisticRegression(C=1.0, max_iter=500, random_state=t.seed)
+            .fit(X[t.train_idx], y[t.train_idx])
+            .predict_proba(query)
+            for t in tasks
+        ]
+    )
+
+
+def test_outputs_equal_direct_fits_and_do_not_depend_on_workers():
+    trainer, X, y, tasks = problem()
+    tasks = tasks[:6]
+    expected = _direct(X, y, tasks, X)
+    one = run_fits(trainer, X, y, tasks, n_jobs=1, progress=False)
+    assert one.shape == (6, len(y), 3) and one.dtype == np.float64
+    np.testing.assert_allclose(one, expected, rtol=1e-10, atol=1e-12)
+    two = run_fits(trainer, X, y, tasks, n_jobs=2, progress=False)
+    np.testing.assert_array_equal(one, two)
+    # results follow the order of the task list, not the completion order
+    rev = run_fits(trainer, X, y, tasks[::-1], n_jobs=2, progress=False)
+    np.testing.assert_array_equal(rev, one[::-1])
+
+
+def test_query_rows_and_progress_bar(capsys):
+    trainer, X, y, tasks = problem()
+    query = X[:17] + 0.1
+    out = run_fits(trainer, X, y, tasks[:2], query_X=query, n_jobs=1, progress=True)
+    np.testing.assert_allclose(out, _direct(X, y, tasks[:2], query), rtol=1e-10, atol=1e-12)
+    captured = capsys.readouterr()
+    assert captured.out == ""  # the progress bar goes to stderr only
+    assert "2/2" in captured.err
+
+
+def test_a_fit_missing_a_class_still_gives_all_class_columns():
+    trainer, X, y, _ = problem()
+    idx = np.flatnonzero(y != 2)
+    out = run_fits(trainer, X, y, [FitTask(0, idx, 3)], n_jobs=1, progress=False)
+    assert out.shape == (1, len(y), 3)
+    np.testing.assert_array_equal(out[0, :, 2], 0.0)
+    expected = LogisticRegression(max_iter=500, random_state=3).fit(X[idx], y[idx]).predict_proba(X)
+    np.testing.assert_allclose(out[0, :, :2], expected, rtol=1e-10, atol=1e-12)
+
+
+def test_training_order_is_used_as_given():
+    """SGD without shuffling depends on the row order: run_fits must not sort train_idx."""
+    _, X, y, _ = problem()
+    spec = resolve_trainer("sklearn.linear_model.SGDClassifier", {"loss": "log_loss", "shuffle": False})
+    idx = np.arange(0, 200)
+    perm = np.random.default_rng(0).permutation(idx)
+    out = run_fits(spec, X, y, [FitTask(0, idx, 1), FitTask(1, perm, 1)], n_jobs=1, progress=False)
+    for j, order in enumerate((idx, perm)):
+        direct = SGDClassifier(loss="log_loss", shuffle=False, random_state=1).fit(X[order], y[order])
+        np.testing.assert_allclose(out[j], direct.predict_proba(X), rtol=1e-10, atol=1e-12)
+    assert not np.allclose(out[0], out[1])
+
+
+def test_bad_inputs_are_refused():
+    trainer, X, y, tasks = problem()
+    with pytest.raises(MipkitValueError, match="backend"):
+        run_fits(trainer, X, y, tasks, backend="spark", progress=False)
+    with pytest.raises(MipkitValueError, match="address"):
+        run_fits(trainer, X, y, tasks, address="auto", progress=False)
+    with pytest.raises(MipkitValueError, match="twice"):
+        run_fits(trainer, X, y, [tasks[0], tasks[0]], progress=False)
+    with pytest.raises(MipkitValueError, match="outside"):
+        run_fits(trainer, X, y, [FitTask(0, np.array([0, len(y)]), 1)], progress=False)
+    with pytest.raises(MipkitValueError, match="integer class codes"):
+        run_fits(trainer, X, y.astype(str), tasks, progress=False)
+    with pytest.raises(MipkitValueError, match="TrainerSpec"):
+        run_fits(LogisticRegression(), X, y, tasks, progress=False)
+    with pytest.raises(MipkitValueError, match="n_jobs"):
+        run_fits(trainer, X, y, tasks, n_jobs=0, progress=False)
+    with pytest.raises(MipkitValueError, match="boolean mask"):
+        FitTask(0, y > 0, 1)
+
+
+def test_a_failing_fit_is_reported_as_a_user_error():
+    _, X, y, _ = problem()
+    spec = resolve_trainer("sklearn.linear_model.LogisticRegression")
+    one_class = np.flatnonzero(y == 0)
+    with pytest.raises(MipkitValueError, match="task 5 failed"):
+        run_fits(spec, X, y, [FitTask(5, one_class, 1)], n_jobs=1, progress=False)
+
+
+def test_ray_missing_gives_the_install_hint(monkeypatch):
+    import sys
+
+    monkeypatch.setitem(sys.modules, "ray", None)  # makes `import ray` raise ImportError
+    trainer, X, y, tasks = problem()
+    with pytest.raises(MipkitValueError, match=r"pip install mipkit\[distributed\]"):
+        run_fits(trainer, X, y, tasks[:1], backend="ray", progress=False)
+
+
+def test_warnings_inside_fits_are_summarised_once(tmp_path):
+    from mipkit.engine import FitWarning, Ledger
+
+    _, X, y, _ = problem()
+    spec = resolve_trainer("sklearn.neural_network.MLPClassifier", {"hidden_layer_sizes": [4], "max_iter": 1})
+    tasks = [FitTask(0, np.arange(100), 1), FitTask(1, np.arange(100, 200), 2)]
+    with Ledger(tmp_path, "k") as ledger:
+        with pytest.warns(FitWarning, match="2 of 2 fits warned: ConvergenceWarning"):
+            run_fits(spec, X, y, tasks, ledger=ledger, n_jobs=1, progress=False)
+        assert any("ConvergenceWarning" in w for w in ledger.meta(0)["warnings"])
