@@ -62,7 +62,8 @@ def fail(message: str) -> typer.Exit:
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the app, mapping bad input to exit code 2 with one clear line."""
     try:
-        app(args=argv, standalone_mode=False, prog_name="mipkit")
+        # with standalone_mode=False click returns the code of a typer.Exit raised in a command
+        code = app(args=argv, standalone_mode=False, prog_name="mipkit")
     except MipkitValueError as err:
         typer.echo(f"mipkit: error: {err}", err=True)
         return 2
@@ -80,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     except _click_exc.ClickException as err:
         err.show()
         return 2
-    return 0
+    return code if isinstance(code, int) and not isinstance(code, bool) else 0
 
 
 def _entry() -> None:  # pragma: no cover - console script shim

@@ -1,0 +1,306 @@
+"""One attack's metrics on a membership game, each with an interval: the bundle an audit reports.
+
+Given pooled scores and true memberships of the game's trials (higher score = more likely a member,
+label 1 = member), :func:`summarize_attack` computes
+
+* the ROC AUC with a Hanley & McNeil (1982) normal interval,
+* TPR at each low FPR (Carlini et al. 2022): the threshold is the lowest one whose empirical FPR is at
+  most the target; the interval is Clopper-Pearson on the true-positive count at that threshold
+  (conditional on the threshold),
+* the empirical MIP eta (Izzo et al., Def. 1; MATH.md 1) and the balanced accuracy of *hard guesses*
+  made with a threshold chosen on the other half of the trials (two-fold cross-fitting, so no guess uses
+  a threshold tuned on its own trial), with a Clopper-Pearson interval on the number of correct guesses,
+* precision at membership base rates (Francis & Wagner; MATH.md 4) at each of those FPRs, with the
+  interval that the TPR interval induces (precision is increasing in TPR at a fixed FPR),
+* a log-spaced copy of the ROC curve and score histograms, small enough to store in ``results.json``.
+
+The intervals treat trials as independent. Trials that share a target model or a record are not quite
+independent, so read the intervals as indicative; more target models and records tighten them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from mipkit._random import check_random_state
+from mipkit._validation import MipkitValueError, check_interval
+from mipkit.metrics.intervals import clopper_pearson
+from mipkit.metrics.roc import (
+    DEFAULT_BASE_RATES,
+    DEFAULT_FPRS,
+    EtaEstimate,
+    precision_at_base_rate,
+    roc_auc,
+    roc_curve,
+)
+
+
+def fpr_label(fpr: float) -> str:
+    """The key under which a FPR is stored in JSON: ``0.01 -> "0.01"``."""
+    return f"{fpr:g}"
+
+
+def base_rate_label(base_rate: float) -> str:
+    """``1/11 -> "1:10"``: members to non-members."""
+    ratio = (1.0 - base_rate) / base_rate
+    return f"1:{ratio:.0f}" if abs(ratio - round(ratio)) < 1e-6 else f"1:{ratio:.3g}"
+
+
+def auc_interval(
+    auc: float, n_members: int, n_nonmembers: int, confidence: float = 0.95
+) -> tuple[float, float]:
+    """Hanley & McNeil (1982) normal interval for an AUC.
+
+    ``SE^2 = (A(1-A) + (n1 - 1)(Q1 - A^2) + (n0 - 1)(Q2 - A^2)) / (n1 n0)`` with ``Q1 = A/(2 - A)`` and
+    ``Q2 = 2A^2/(1 + A)`` (Radiology 143:29-36, Table 1 note); the interval is clipped to [0, 1].
+    """
+    a = float(auc)
+    q1 = a / (2 - a)
+    q2 = 2 * a * a / (1 + a)
+    var = (a * (1 - a) + (n_members - 1) * (q1 - a * a) + (n_nonmembers - 1) * (q2 - a * a)) / (
+        n_members * n_nonmembers
+    )
+    z = float(stats.norm.ppf(0.5 + confidence / 2))
+    half = z * np.sqrt(max(var, 0.0))
+    return max(0.0, a - half), min(1.0, a + half)
+
+
+@dataclass(frozen=True)
+class TprAtFpr:
+    """TPR of the lowest threshold whose empirical FPR is at most ``target_fpr``, as raw counts."""
+
+    target_fpr: float
+    true_positives: int
+    members: int
+    false_positives: int
+    nonmembers: int
+    threshold: float
+
+    @property
+    def tpr(self) -> float:
+        return self.true_positives / self.members
+
+    @property
+    def fpr(self) -> float:
+        """The FPR the threshold achieves on the trials (at most ``target_fpr``)."""
+        return self.false_positives / self.nonmembers
+
+    def interval(self, confidence: float = 0.95) -> tuple[float, float]:
+        """Clopper-Pearson interval on the TPR at this threshold."""
+        return clopper_pearson(self.true_positives, self.members, confidence)
+
+    def to_dict(self, confidence: float = 0.95) -> dict:
+        lo, hi = self.interval(confidence)
+        return {
+            "tpr": self.tpr,
+            "tpr_ci": [lo, hi],
+            "fpr_achieved": self.fpr,
+            "true_positives": self.true_positives,
+            "members": self.members,
+            "false_positives": self.false_positives,
+            "nonmembers": self.nonmembers,
+            "threshold": self.threshold,
+        }
+
+
+@dataclass(frozen=True)
+class AttackSummary:
+    """Every reported metric of one attack (raw counts kept; intervals computed on demand)."""
+
+    name: str
+    auc: float
+    members: int
+    nonmembers: int
+    tpr_at_fpr: tuple[TprAtFpr, ...]
+    eta: EtaEstimate
+    balanced_accuracy: float
+    base_rates: tuple[float, ...]
+    roc_fpr: np.ndarray = field(repr=False)
+    roc_tpr: np.ndarray = field(repr=False)
+    hist_edges: np.ndarray = field(repr=False)
+    hist_members: np.ndarray = field(repr=False)
+    hist_nonmembers: np.ndarray = field(repr=False)
+
+    def auc_interval(self, confidence: float = 0.95) -> tuple[float, float]:
+        return auc_interval(self.auc, self.members, self.nonmembers, confidence)
+
+    def precision_at_base_rate(self, confidence: float = 0.95) -> dict:
+        """``{"1:10": {"0.01": {"precision", "precision_ci"}, ...}, ...}`` at each FPR point."""
+        out: dict = {}
+        for pi in self.base_rates:
+            row = {}
+            for point in self.tpr_at_fpr:
+                lo, hi = point.interval(confidence)
+                p, plo, phi = (precision_at_base_rate(t, point.fpr, pi).item() for t in (point.tpr, lo, hi))
+                row[fpr_label(point.target_fpr)] = {"precision": p, "precision_ci": [plo, phi]}
+            out[base_rate_label(pi)] = row
+        return out
+
+    def to_dict(self, confidence: float = 0.95) -> dict:
+        eta = self.eta.to_dict(confidence)
+        return {
+            "auc": self.auc,
+            "auc_ci": list(self.auc_interval(confidence)),
+            "tpr_at_fpr": {fpr_label(p.target_fpr): p.tpr for p in self.tpr_at_fpr},
+            "tpr_at_fpr_detail": {fpr_label(p.target_fpr): p.to_dict(confidence) for p in self.tpr_at_fpr},
+            "eta": eta["eta"],
+            "eta_ci": eta["eta_ci"],
+            "eta_detail": eta,
+            "balanced_accuracy": self.balanced_accuracy,
+            "precision_at_base_rate": self.precision_at_base_rate(confidence),
+            "members": self.members,
+            "nonmembers": self.nonmembers,
+            "roc": {"fpr": self.roc_fpr, "tpr": self.roc_tpr},
+            "histogram": {
+                "edges": self.hist_edges,
+                "members": self.hist_members,
+                "nonmembers": self.hist_nonmembers,
+            },
+        }
+
+
+def _threshold_at_fpr(scores: np.ndarray, labels: np.ndarray, target: float) -> TprAtFpr:
+    f, t, thr = roc_curve(scores, labels)
+    n_pos = int(labels.sum())
+    n_neg = int(labels.size - n_pos)
+    i = int(np.searchsorted(f, target, side="right") - 1)
+    i = max(i, 0)
+    return TprAtFpr(
+        target_fpr=float(target),
+        true_positives=int(round(t[i] * n_pos)),
+        members=n_pos,
+        false_positives=int(round(f[i] * n_neg)),
+        nonmembers=n_neg,
+        threshold=float(thr[i]),
+    )
+
+
+def _best_threshold(scores: np.ndarray, labels: np.ndarray) -> float:
+    """Threshold (guess member iff score >= it) of highest balanced accuracy on these trials.
+
+    The threshold is placed midway between the best cut's score and the next lower score, so a new trial
+    that falls in the gap is not decided by which side of the gap the training trials happened to end.
+    """
+    f, t, thr = roc_curve(scores, labels)
+    i = int(np.argmax(t - f))
+    if np.isfinite(thr[i]) and i + 1 < thr.size and np.isfinite(thr[i + 1]):
+        return float((thr[i] + thr[i + 1]) / 2)
+    return float(thr[i])
+
+
+def crossfit_guesses(
+    scores: np.ndarray,
+    labels: np.ndarray,
+    *,
+    groups: np.ndarray | None = None,
+    random_state=None,
+) -> np.ndarray:
+    """Hard member/non-member guesses, each made with a threshold chosen on the *other* half of trials.
+
+    The trials are split in two folds: by ``groups`` (e.g. the target model of each trial) when there
+    are at least two groups, so a threshold never sees the target model it is applied to, otherwise
+    at random. In each fold the threshold of best balanced accuracy on the other fold is applied
+    (guess member iff score >= threshold). Returns an int array of 0/1 guesses.
+    """
+    s = np.asarray(scores, dtype=float).ravel()
+    y = np.asarray(labels).ravel().astype(int)
+    rng = check_random_state(random_state)
+    if groups is not None and np.unique(groups).size >= 2:
+        g = np.asarray(groups).ravel()
+        uniq = rng.permutation(np.unique(g))
+        fold_of = {u: k % 2 for k, u in enumerate(uniq)}
+        fold = np.array([fold_of[v] for v in g])
+    else:
+        fold = np.zeros(s.size, dtype=int)
+        fold[rng.permutation(s.size)[: s.size // 2]] = 1
+    guesses = np.zeros(s.size, dtype=int)
+    for k in (0, 1):
+        train, test = fold != k, fold == k
+        if y[train].min() == y[train].max():
+            raise MipkitValueError(
+                "A cross-fitting fold has only members or only non-members; "
+                "use more target models or records."
+            )
+        guesses[test] = (s[test] >= _best_threshold(s[train], y[train])).astype(int)
+    return guesses
+
+
+def _log_roc(fpr: np.ndarray, tpr: np.ndarray, n_nonmembers: int, n_points: int = 160) -> tuple:
+    lo = max(1.0 / max(n_nonmembers, 1), 1e-6)
+    grid = np.unique(np.concatenate([[0.0], np.logspace(np.log10(lo), 0, n_points)]))
+    idx = np.clip(np.searchsorted(fpr, grid, side="right") - 1, 0, None)
+    return grid, tpr[idx]
+
+
+def summarize_attack(
+    scores: np.ndarray,
+    labels: np.ndarray,
+    *,
+    name: str = "attack",
+    groups: np.ndarray | None = None,
+    fprs: tuple[float, ...] = DEFAULT_FPRS,
+    base_rates: tuple[float, ...] = DEFAULT_BASE_RATES,
+    bins: int = 40,
+    random_state=None,
+) -> AttackSummary:
+    """Summarise one attack on a membership game's pooled trials.
+
+    Parameters
+    ----------
+    scores : array of shape (n_trials,)
+        Attack scores, higher = more likely a member; must be finite.
+    labels : array of shape (n_trials,)
+        1 if the trial's record was in the target model's training set, else 0.
+    name : str
+    groups : array of shape (n_trials,), optional
+        Target model of each trial; the eta threshold is cross-fitted across groups (see
+        :func:`crossfit_guesses`).
+    fprs, base_rates : tuples of floats in (0, 1)
+    bins : int
+        Histogram bins (between the 0.5% and 99.5% quantiles of the scores).
+    random_state : int, Generator or None
+        Seeds the fold assignment of the cross-fitting.
+
+    Returns
+    -------
+    AttackSummary
+    """
+    s = np.asarray(scores, dtype=float).ravel()
+    y = np.asarray(labels).ravel()
+    if s.shape != y.shape:
+        raise MipkitValueError(f"scores and labels differ in length: {s.size} vs {y.size}.")
+    for f in fprs:
+        check_interval("fprs", f, 0.0, 1.0, owner="summarize_attack")
+    for b in base_rates:
+        check_interval("base_rates", b, 0.0, 1.0, owner="summarize_attack")
+    f, t, _ = roc_curve(s, y)  # validates scores and labels
+    y = y.astype(int)
+    n_pos = int(y.sum())
+    n_neg = int(y.size - n_pos)
+    guesses = crossfit_guesses(s, y, groups=groups, random_state=random_state)
+    tpr_hat = float(np.mean(guesses[y == 1]))
+    tnr_hat = float(np.mean(1 - guesses[y == 0]))
+    lo, hi = np.quantile(s, [0.005, 0.995])
+    if not hi > lo:
+        lo, hi = lo - 0.5, hi + 0.5
+    edges = np.linspace(lo, hi, bins + 1)
+    clipped = np.clip(s, lo, hi)
+    grid, roc_t = _log_roc(f, t, n_neg)
+    return AttackSummary(
+        name=name,
+        auc=roc_auc(s, y),
+        members=n_pos,
+        nonmembers=n_neg,
+        tpr_at_fpr=tuple(_threshold_at_fpr(s, y, a) for a in fprs),
+        eta=EtaEstimate(int(np.sum(guesses == y)), int(y.size)),
+        balanced_accuracy=(tpr_hat + tnr_hat) / 2,
+        base_rates=tuple(base_rates),
+        roc_fpr=grid,
+        roc_tpr=roc_t,
+        hist_edges=edges,
+        hist_members=np.histogram(clipped[y == 1], bins=edges)[0],
+        hist_nonmembers=np.histogram(clipped[y == 0], bins=edges)[0],
+    )
