@@ -1,0 +1,157 @@
+"""``mipkit calibrate``: JSON contract, human output, and exit code 2 with one line on bad input."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from scipy import stats
+
+from mipkit.cli import main
+
+
+def _run_json(capsys, args: list[str]) -> dict:
+    code = main(["calibrate", *args, "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    assert out.count("\n") == 1, "--json prints exactly one line: one JSON object"
+    return json.loads(out)
+
+
+def test_gaussian_advantage_json(capsys):
+    res = _run_json(capsys, ["--mechanism", "gaussian", "--target", "advantage", "--value", "0.1"])
+    for key in ("noise", "achieved", "seconds", "target", "mechanism", "converged", "target_value"):
+        assert key in res
+    assert res["mechanism"] == "gaussian" and res["target"] == "advantage" and res["converged"] is True
+    # 2 Phi(1/(2 sigma)) - 1 = 0.1
+    assert res["noise"] == pytest.approx(1 / (2 * stats.norm.ppf(0.55)), rel=1e-10)
+    assert res["achieved"] <= 0.1 and res["achieved_fine"] <= 0.1
+
+
+def test_gaussian_tpr_with_sensitivity_json(capsys):
+    res = _run_json(
+        capsys,
+        ["--mechanism", "gaussian", "--sensitivity", "2", "--target", "tpr-at-fpr", "--value", "0.5"]
+        + ["--fpr", "0.01"],
+    )
+    # Phi(Phi^-1(0.01) + 2/sigma) = 0.5  <=>  sigma = 2 / (0 - Phi^-1(0.01))
+    assert res["noise"] == pytest.approx(2 / -stats.norm.ppf(0.01), rel=1e-10)
+    assert res["details"]["fpr"] == 0.01 and res["details"]["sensitivity"] == 2.0
+
+
+def test_laplace_and_precision_json(capsys):
+    res = _run_json(
+        capsys,
+        ["--mechanism", "laplace", "--target", "precision", "--value", "0.5", "--base-rate", "0.01"]
+        + ["--recall", "0.1"],
+    )
+    assert res["parameter_name"] == "scale" and res["achieved"] <= 0.5
+
+
+def test_dpsgd_json(capsys):
+    res = _run_json(
+        capsys,
+        [
+            "--mechanism",
+            "dpsgd",
+            "--sample-rate",
+            "0.1",
+            "--steps",
+            "10",
+            "--target",
+            "eta",
+            "--value",
+            "0.05",
+        ],
+    )
+    assert res["parameter_name"] == "noise_multiplier" and res["mechanism"] == "dpsgd"
+    assert res["achieved"] <= 0.05 and res["achieved_fine"] <= 0.05 and res["converged"] is True
+    assert res["details"]["sample_rate"] == 0.1 and res["details"]["steps"] == 10
+
+
+def test_human_output(capsys):
+    code = main(
+        ["calibrate", "--mechanism", "gaussian", "--target", "epsilon", "--value", "1", "--delta", "1e-5"]
+    )
+    out, _ = capsys.readouterr()
+    assert code == 0
+    assert "Calibrated sigma" in out and "Use Gaussian noise standard deviation sigma" in out
+    assert "(1, 1e-05)-DP" in " ".join(out.split())
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--mechanism", "gaussian", "--target", "eta", "--value", "0.6"],  # eta outside (0, 1/2)
+        ["--mechanism", "gaussian", "--target", "eta", "--value", "0"],
+        ["--mechanism", "gaussian", "--target", "epsilon", "--value", "-1", "--delta", "1e-5"],
+        ["--mechanism", "gaussian", "--target", "epsilon", "--value", "1", "--delta", "1"],
+        ["--mechanism", "gaussian", "--target", "epsilon", "--value", "1", "--delta", "0"],  # unreachable
+        ["--mechanism", "gaussian", "--target", "epsilon", "--value", "1"],  # missing --delta
+        ["--mechanism", "gaussian", "--target", "tpr-at-fpr", "--value", "0.1"],  # missing --fpr
+        ["--mechanism", "gaussian", "--target", "tpr-at-fpr", "--value", "0.01", "--fpr", "0.05"],
+        ["--mechanism", "gaussian", "--target", "advantage", "--value", "1"],  # unreachable
+        ["--mechanism", "gaussian", "--target", "advantage", "--value", "0.1", "--fpr", "0.01"],  # stray
+        ["--mechanism", "gaussian", "--target", "advantage", "--value", "0.1", "--steps", "10"],
+        [
+            "--mechanism",
+            "dpsgd",
+            "--sample-rate",
+            "0",
+            "--steps",
+            "10",
+            "--target",
+            "advantage",
+            "--value",
+            "0.1",
+        ],
+        [
+            "--mechanism",
+            "dpsgd",
+            "--sample-rate",
+            "1.5",
+            "--steps",
+            "10",
+            "--target",
+            "advantage",
+            "--value",
+            "0.1",
+        ],
+        [
+            "--mechanism",
+            "dpsgd",
+            "--sample-rate",
+            "0.1",
+            "--steps",
+            "0",
+            "--target",
+            "advantage",
+            "--value",
+            "0.1",
+        ],
+        [
+            "--mechanism",
+            "dpsgd",
+            "--steps",
+            "10",
+            "--target",
+            "advantage",
+            "--value",
+            "0.1",
+        ],  # no --sample-rate
+        ["--mechanism", "dpsgd", "--sample-rate", "0.1", "--steps", "10", "--sensitivity", "2"]
+        + ["--target", "advantage", "--value", "0.1"],
+        ["--mechanism", "uniform", "--target", "advantage", "--value", "0.1"],
+        ["--mechanism", "gaussian", "--target", "accuracy", "--value", "0.1"],
+        ["--mechanism", "gaussian", "--target", "advantage"],  # missing --value
+        ["--mechanism", "gaussian", "--target", "advantage", "--value", "abc"],
+    ],
+)
+def test_bad_input_exits_2_with_one_line(capsys, args):
+    code = main(["calibrate", *args, "--json"])
+    out, err = capsys.readouterr()
+    assert code == 2
+    assert out == ""
+    assert "Traceback" not in err
+    if "Usage:" not in err:  # usage errors (missing/unparsable option) are click's; ours are one line
+        assert len(err.strip().splitlines()) == 1 and err.startswith("mipkit: error:")
