@@ -58,6 +58,7 @@ def write_json_atomic(path: str | Path, payload: Any) -> Path:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(to_jsonable(payload), fh, indent=2, sort_keys=False)
             fh.write("\n")
+        os.chmod(tmp, 0o644)  # mkstemp creates 0600; results are meant to be shared
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

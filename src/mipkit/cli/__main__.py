@@ -1,5 +1,0 @@
-import sys
-
-from mipkit.cli import main
-
-sys.exit(main())
