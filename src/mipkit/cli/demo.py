@@ -212,7 +212,7 @@ def run_demo(
             "before": {"folder": "before", "label": "Before protection", "test_accuracy": acc_before},
             "after": {
                 "folder": "after",
-                "label": f"After regularising (C = {DEMO_PROTECTED_C:g}) and MIP noise (eta = {DEMO_ETA})",
+                "label": f"After MIP noise (eta = {DEMO_ETA}, regularised with C = {DEMO_PROTECTED_C:g})",
                 "test_accuracy": acc_after,
                 "test_accuracy_releases": accs,
                 "sigma_fits": calib.certificate_.n_fits,

@@ -1,0 +1,284 @@
+"""Audit anonymeter's Adult CTGAN example with mipkit, and compare attribute inference with anonymeter.
+
+Data (``$MIPKIT_SHARED_DATA``, default ``../shared/data``):
+  original = UCI Adult ``adult.data`` + ``adult.test`` minus the control rows (a multiset difference:
+  each control row removes ONE identical Adult row, so duplicated people stay in the original as often as
+  they were left in training); synthetic = ``adults_syn_ctgan.csv``; control = ``adults_control.csv``.
+
+mipkit: NNAA privacy loss (train = original, test = control), DCR attack, attribute inference of income, sex
+and marital status (all other columns known) against the non-member baseline and against the control set.
+
+anonymeter (peer, its own venv; set up once with
+``python3 -m venv benchmarks/envs/anonymeter && benchmarks/envs/anonymeter/bin/pip install anonymeter``):
+``InferenceEvaluator(ori, syn, control, aux_cols=others, secret, n_attacks).evaluate(n_jobs=2)`` on the same
+columns, timed in a subprocess (its numba JIT compilation included, as a user meets it, and a second
+evaluation without it). The two tools draw different random targets, so risks are compared through
+anonymeter's interval.
+
+Run: ``.venv/bin/python benchmarks/synthetic_adult_vs_anonymeter.py [--n-attacks 2000]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("MIPKIT_SHARED_DATA", ROOT.parent / "shared" / "data"))
+RESULTS = ROOT / "benchmarks" / "results"
+ANON_PY = ROOT / "benchmarks" / "envs" / "anonymeter" / "bin" / "python"
+COLUMNS = [
+    "age", "type_employer", "fnlwgt", "education", "education_num", "marital", "occupation",
+    "relationship", "race", "sex", "capital_gain", "capital_loss", "hr_per_week", "country", "income",
+]  # fmt: skip
+SECRETS = ["income", "sex", "marital"]
+
+
+def load_adult_trio(keep_question_marks: bool = False) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """(original, synthetic, control). ``?`` is missing (NaN) unless ``keep_question_marks``."""
+    na = [] if keep_question_marks else ["?"]
+    kw = {"skipinitialspace": True, "na_values": na, "keep_default_na": False}
+    a = pd.read_csv(DATA / "adult" / "adult.data", header=None, names=COLUMNS, **kw)
+    b = pd.read_csv(DATA / "adult" / "adult.test", header=None, names=COLUMNS, skiprows=1, **kw)
+    b["income"] = b["income"].str.rstrip(".")
+    adult = pd.concat([a, b], ignore_index=True).dropna(how="all")
+    syn = pd.read_csv(DATA / "adult_synthetic" / "adults_syn_ctgan.csv", **kw)
+    ctl = pd.read_csv(DATA / "adult_synthetic" / "adults_control.csv", **kw)
+    # multiset difference adult - control on all columns (as text, missing included)
+    key = lambda df: df[COLUMNS].astype(object).fillna("?").astype(str).agg("|".join, axis=1)  # noqa: E731
+    ka, kc = key(adult), key(ctl)
+    occ_a = ka.groupby(ka).cumcount()
+    need = kc.value_counts()
+    drop = occ_a < ka.map(need).fillna(0).astype(int)
+    original = adult.loc[~drop].reset_index(drop=True)
+    unmatched = int(need.sum() - drop.sum())
+    if unmatched:
+        print(f"warning: {unmatched} control rows not found in UCI Adult", file=sys.stderr)
+    for df in (original, syn, ctl):
+        for c in ("age", "fnlwgt", "education_num", "capital_gain", "capital_loss", "hr_per_week"):
+            df[c] = pd.to_numeric(df[c])
+    return original, syn, ctl
+
+
+ANON_SCRIPT = r"""
+import json, sys, time
+t0 = time.perf_counter()
+import pandas as pd
+from anonymeter.evaluators import InferenceEvaluator
+t_import = time.perf_counter() - t0
+args = json.loads(sys.argv[1])
+ori = pd.read_parquet(args["ori"]); syn = pd.read_parquet(args["syn"]); ctl = pd.read_parquet(args["ctl"])
+out = {"import_s": t_import, "secrets": {}}
+for rep in range(2):
+    for secret in args["secrets"]:
+        aux = [c for c in ori.columns if c != secret]
+        t = time.perf_counter()
+        ev = InferenceEvaluator(
+            ori=ori, syn=syn, control=ctl, aux_cols=aux, secret=secret, n_attacks=args["n"]
+        )
+        ev.evaluate(n_jobs=2)
+        dt = time.perf_counter() - t
+        r = ev.risk(confidence_level=0.95)
+        res = ev.results()
+        key = "first" if rep == 0 else "second"
+        out["secrets"].setdefault(secret, {})[key + "_s"] = dt
+        if rep == 0:
+            out["secrets"][secret].update({
+                "risk": float(r.value), "risk_ci": [float(x) for x in r.ci],
+                "attack_rate": float(res.attack_rate.value), "control_rate": float(res.control_rate.value),
+                "baseline_rate": float(res.baseline_rate.value),
+            })
+out["total_s"] = time.perf_counter() - t0
+print(json.dumps(out))
+"""
+
+
+def run_anonymeter(original, syn, ctl, n_attacks: int, tmp: Path) -> dict | None:
+    if not ANON_PY.exists():
+        print(f"anonymeter venv missing at {ANON_PY}; skipping the peer", file=sys.stderr)
+        return None
+    tmp.mkdir(parents=True, exist_ok=True)
+    paths = {}
+    for name, df in (("ori", original), ("syn", syn), ("ctl", ctl)):
+        # anonymeter's own example data keeps "?" as a category: the same distance as mipkit's missing level
+        df = df.copy()
+        for c in df.columns:
+            if not pd.api.types.is_numeric_dtype(df[c]):
+                df[c] = df[c].astype(object).where(df[c].notna(), "?")
+        paths[name] = str(tmp / f"{name}.parquet")
+        df.to_parquet(paths[name], index=False)
+    arg = json.dumps({**paths, "n": n_attacks, "secrets": SECRETS})
+    t = time.perf_counter()
+    proc = subprocess.run([str(ANON_PY), "-c", ANON_SCRIPT, arg], capture_output=True, text=True, check=False)
+    wall = time.perf_counter() - t
+    if proc.returncode != 0:
+        print(proc.stderr[-2000:], file=sys.stderr)
+        return None
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    out["process_wall_s"] = wall
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n-attacks", type=int, default=2000)
+    ap.add_argument("--max-nnaa-rows", type=int, default=9758)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--skip-anonymeter", action="store_true")
+    ap.add_argument("--inference-only", action="store_true", help="only the timed comparison with anonymeter")
+    args = ap.parse_args()
+
+    from mipkit.attacks.inference import attribute_inference
+    from mipkit.workflows.audit_synthetic import audit_synthetic
+
+    original, syn, ctl = load_adult_trio()
+    print(f"original {len(original)}, synthetic {len(syn)}, control {len(ctl)} rows")
+
+    # --- full mipkit audit (NNAA, DCR, inference with the non-member baseline) -----------------------
+    if args.inference_only:
+        return compare_inference(args, original, syn, ctl)
+    t = time.perf_counter()
+    res = audit_synthetic(
+        original,
+        syn,
+        control=ctl,
+        secrets=SECRETS,
+        n_attacks=args.n_attacks,
+        max_nnaa_rows=args.max_nnaa_rows,
+        n_bootstrap=1000,
+        random_state=args.seed,
+    )
+    t_full = time.perf_counter() - t
+    res.pop("_frames")
+
+    # --- the anonymeter-equivalent attack alone (nearest neighbour, control risk), timed -----
+    from mipkit.data.tables import check_tables
+
+    t = time.perf_counter()
+    schema = check_tables(original, {"synthetic": syn, "control": ctl})
+    ours = {}
+    for i, s in enumerate(SECRETS):
+        t1 = time.perf_counter()
+        r = attribute_inference(
+            original,
+            syn,
+            secret=s,
+            schema=schema,
+            control=ctl,
+            n_attacks=args.n_attacks,
+            attacks=("nearest",),
+            random_state=args.seed + 100 + i,
+        )
+        ours[s] = {"risk": r.control["risk"], "time_s": time.perf_counter() - t1}
+    t_ours = time.perf_counter() - t
+
+    anon = (
+        None
+        if args.skip_anonymeter
+        else run_anonymeter(original, syn, ctl, args.n_attacks, ROOT / "runs" / "_anon_tmp")
+    )
+
+    nn, dcr = res["nnaa"], res["dcr"]
+    print("\nmipkit audit of the Adult CTGAN trio (mixed distance)")
+    print(f"  NNAA train {nn['train']:.4f}  test {nn['test']:.4f}  privacy loss {nn['privacy_loss']:.4f} "
+          f"CI {np.round(nn['bootstrap']['privacy_loss_ci'], 4).tolist()}  (n = {nn['n']})")  # fmt: skip
+    print(f"  DCR attack AUC {dcr['auc']:.4f}  TPR@FPR {dcr['tpr_at_fpr']}  "
+          f"baseline protection {dcr['baseline_protection']['score']:.3f}  "
+          f"overfitting protection {dcr['overfitting_protection']['score']:.3f}")  # fmt: skip
+    print(f"  exact copies: training {dcr['protection']['exact_match_share']:.4f}  "
+          f"control {dcr['protection']['holdout_exact_match_share']:.4f}")  # fmt: skip
+    print(f"  full audit time {t_full:.1f} s  ({res['timings_s']})")
+    print(
+        "\n| secret | precision | baseline (non-member) | PI | mipkit control risk [CI] "
+        "| anonymeter risk [CI] |"
+    )
+    print("| --- | --- | --- | --- | --- | --- |")
+    rows = []
+    for s in SECRETS:
+        r = res["inference"][s]
+        rk = ours[s]["risk"]
+        a = (anon or {}).get("secrets", {}).get(s)
+        a_txt = f"{a['risk']:.3f} [{a['risk_ci'][0]:.3f}, {a['risk_ci'][1]:.3f}]" if a else "n/a"
+        inside = bool(a and a["risk_ci"][0] <= rk["value"] <= a["risk_ci"][1])
+        print(f"| {s} | {r['precision']:.3f} | {r['baseline_precision']:.3f} ({r['baseline']}) | "
+              f"{r['precision_improvement']:.3f} | {rk['value']:.3f} "
+              f"[{rk['ci'][0]:.3f}, {rk['ci'][1]:.3f}] | {a_txt} |")  # fmt: skip
+        rows.append({"secret": s, "mipkit": r | {"curve": None}, "mipkit_control_risk": rk,
+                     "anonymeter": a, "mipkit_risk_inside_anonymeter_ci": inside,
+                     "mipkit_time_s": ours[s]["time_s"]})  # fmt: skip
+    summary = {"n_attacks": args.n_attacks, "mipkit_inference_s": t_ours, "mipkit_full_audit_s": t_full}
+    if anon:
+        first = sum(v["first_s"] for v in anon["secrets"].values())
+        second = sum(v["second_s"] for v in anon["secrets"].values())
+        summary.update(
+            anonymeter_first_s=first,
+            anonymeter_second_s=second,
+            anonymeter_import_s=anon["import_s"],
+            ratio_first=first / t_ours,
+            ratio_second=second / t_ours,
+        )
+        print(f"\nattribute inference, 3 secrets x {args.n_attacks} attacks (+ control):")
+        print(f"  mipkit {t_ours:.2f} s | anonymeter {first:.2f} s first call (JIT), {second:.2f} s warm "
+              f"(+ import {anon['import_s']:.1f} s) -> {first / t_ours:.1f}x / "
+              f"{second / t_ours:.1f}x")  # fmt: skip
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    from mipkit.report.results import write_json_atomic
+
+    write_json_atomic(
+        RESULTS / "synthetic_adult_vs_anonymeter.json",
+        {"summary": summary, "nnaa": nn, "dcr": dcr, "inference": rows, "timings_s": res["timings_s"]},
+    )
+
+
+def compare_inference(args, original, syn, ctl) -> None:
+    """Only the timed attribute-inference comparison (mipkit first, then anonymeter, back to back)."""
+    from mipkit.attacks.inference import attribute_inference
+    from mipkit.data.tables import check_tables
+    from mipkit.report.results import write_json_atomic
+
+    load0 = os.getloadavg()[0]
+    t = time.perf_counter()
+    schema = check_tables(original, {"synthetic": syn, "control": ctl})
+    ours = {}
+    for i, s in enumerate(SECRETS):
+        r = attribute_inference(
+            original, syn, secret=s, schema=schema, control=ctl, n_attacks=args.n_attacks,
+            attacks=("nearest",), random_state=args.seed + 100 + i,
+        )  # fmt: skip
+        ours[s] = r.control["risk"]
+    t_ours = time.perf_counter() - t
+    anon = run_anonymeter(original, syn, ctl, args.n_attacks, ROOT / "runs" / "_anon_tmp")
+    first = sum(v["first_s"] for v in anon["secrets"].values())
+    second = sum(v["second_s"] for v in anon["secrets"].values())
+    print(f"load average at start {load0:.1f}, at end {os.getloadavg()[0]:.1f}")
+    print(f"3 secrets x {args.n_attacks} attacks + control: mipkit {t_ours:.2f} s; anonymeter {first:.2f} s "
+          f"(first, with numba JIT), {second:.2f} s (warm), import {anon['import_s']:.1f} s; "
+          f"ratio {first / t_ours:.1f}x / {second / t_ours:.1f}x")  # fmt: skip
+    print("| secret | mipkit risk [CI] | anonymeter risk [CI] | mipkit inside | intervals overlap |")
+    print("| --- | --- | --- | --- | --- |")
+    rows = []
+    for s in SECRETS:
+        m, a = ours[s], anon["secrets"][s]
+        inside = a["risk_ci"][0] <= m["value"] <= a["risk_ci"][1]
+        overlap = m["ci"][0] <= a["risk_ci"][1] and a["risk_ci"][0] <= m["ci"][1]
+        print(f"| {s} | {m['value']:.3f} [{m['ci'][0]:.3f}, {m['ci'][1]:.3f}] | {a['risk']:.3f} "
+              f"[{a['risk_ci'][0]:.3f}, {a['risk_ci'][1]:.3f}] | {inside} | {overlap} |")  # fmt: skip
+        rows.append({"secret": s, "mipkit": m, "anonymeter": a, "inside": inside, "overlap": overlap})
+    write_json_atomic(
+        RESULTS / "synthetic_adult_vs_anonymeter_inference.json",
+        {"n_attacks": args.n_attacks, "mipkit_s": t_ours, "anonymeter_first_s": first,
+         "anonymeter_second_s": second, "anonymeter_import_s": anon["import_s"], "rows": rows,
+         "load_avg_start": load0},
+    )  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,328 @@
+"""Distances between table rows and exact k-nearest-neighbour search that never holds an N x M matrix.
+
+Two distances
+-------------
+``"mixed"`` (a Gower-like distance, as anonymeter uses), on :class:`~mipkit.data.tables.MixedArrays`::
+
+    d(a, b) = sum_numeric |a_j - b_j| / range_j  +  sum_categorical [a_c != b_c]
+
+with ``range_j`` the column's range in the original table; a missing value against a missing value counts
+0, against a present value 1 (numeric and categorical alike). It is a sum, not a mean, over columns, so a
+distance of 1 is "one category differs, or one number differs by the whole range".
+
+``"euclidean"`` on a float matrix (e.g. :func:`~mipkit.data.tables.encode_euclidean`: standardised
+numerics + one-hot), and ``"manhattan"`` (L1) on a float matrix.
+
+Search
+------
+:func:`kneighbors` returns the ``k`` nearest reference rows of every query row, by
+
+* ``"kdtree"``: scikit-learn's ``KDTree`` (Euclidean, or L1 via ``metric="manhattan"``; also the mixed
+  distance when the table is numeric only and complete, where it equals L1 on the normalised numerics);
+* ``"blocked"``: exact search over blocks of query rows against all reference rows, the block sized so
+  that it stays under ``max_block_bytes`` (256 MB by default). For Euclidean, candidate neighbours come from
+  ``|r|^2 - 2 q.r`` (one matrix product per block), and the distances of the best ``k + 2`` candidates
+  are then recomputed exactly as ``sqrt(sum((q - r)^2))``; for the mixed distance the category mismatches
+  of a block are one matrix product of one-hot codes (exact integers) and the numeric part is summed
+  column by column. Blocks run on ``n_jobs`` threads (NumPy and BLAS release the GIL).
+
+``exclude_self=True`` (query set = reference set) leaves each row's own index out (leave-one-out); exact
+duplicates of a row are other rows and do count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from joblib import Parallel, delayed
+from threadpoolctl import threadpool_limits
+
+from mipkit._validation import MipkitValueError, check_choice, check_positive_int
+from mipkit.data.tables import MixedArrays, one_hot
+
+METRICS = ("mixed", "euclidean", "manhattan")
+ALGORITHMS = ("auto", "blocked", "kdtree")
+DEFAULT_BLOCK_BYTES = 256 * 2**20
+
+Table = MixedArrays | np.ndarray
+
+
+def _check_pair(query: Table, reference: Table, metric: str) -> None:
+    if metric == "mixed":
+        if not isinstance(query, MixedArrays) or not isinstance(reference, MixedArrays):
+            raise MipkitValueError(
+                "The 'mixed' metric needs MixedArrays inputs (see mipkit.data.tables.encode_mixed)."
+            )
+        if (
+            query.numeric.shape[1] != reference.numeric.shape[1]
+            or query.codes.shape[1] != reference.codes.shape[1]
+        ):
+            raise MipkitValueError("Query and reference tables have different columns.")
+        if tuple(query.n_levels) != tuple(reference.n_levels):
+            raise MipkitValueError("Query and reference tables were encoded with different schemas.")
+    else:
+        for name, x in (("query", query), ("reference", reference)):
+            if not isinstance(x, np.ndarray) or x.ndim != 2:
+                raise MipkitValueError(f"The {name!r} table must be a 2-D float array for metric {metric!r}.")
+            if not np.all(np.isfinite(x)):
+                raise MipkitValueError(f"The {name!r} table has NaN or infinite values; encode them first.")
+        if query.shape[1] != reference.shape[1]:
+            raise MipkitValueError(
+                f"Query and reference have different widths: {query.shape[1]} vs {reference.shape[1]}."
+            )
+
+
+def _n_rows(x: Table) -> int:
+    return len(x) if isinstance(x, MixedArrays) else int(x.shape[0])
+
+
+def _take(x: Table, sl) -> Table:
+    return x.take(sl) if isinstance(x, MixedArrays) else x[sl]
+
+
+# --------------------------------------------------------------------------------------------------
+# block distance kernels (exact, deterministic)
+# --------------------------------------------------------------------------------------------------
+class _MixedKernel:
+    """Exact mixed distances of a block of queries to all reference rows."""
+
+    def __init__(self, reference: MixedArrays):
+        self.ref = reference
+        self.n_cat = reference.codes.shape[1]
+        self.ref_onehot = one_hot(reference.codes, reference.n_levels) if self.n_cat else None
+        self.ref_nan = np.isnan(reference.numeric)
+        self.ref_num = np.where(self.ref_nan, 0.0, reference.numeric)
+        self.nan_cols = self.ref_nan.any(axis=0)
+
+    def block(self, q: MixedArrays) -> np.ndarray:
+        nq = len(q)
+        if self.n_cat:
+            d = one_hot(q.codes, q.n_levels) @ self.ref_onehot.T  # matches (exact small integers)
+            np.subtract(float(self.n_cat), d, out=d)
+        else:
+            d = np.zeros((nq, len(self.ref)))
+        q_nan = np.isnan(q.numeric)
+        q_num = np.where(q_nan, 0.0, q.numeric)
+        tmp = np.empty_like(d)
+        for j in range(q_num.shape[1]):
+            np.subtract(q_num[:, j, None], self.ref_num[None, :, j], out=tmp)
+            np.abs(tmp, out=tmp)
+            if self.nan_cols[j] or q_nan[:, j].any():
+                qn, rn = q_nan[:, j], self.ref_nan[:, j]
+                tmp[:, rn] = 1.0
+                tmp[qn, :] = 1.0
+                if qn.any() and rn.any():
+                    tmp[np.ix_(qn, rn)] = 0.0
+            d += tmp
+        return d
+
+
+class _EuclideanKernel:
+    """Squared-distance proxy ``|r|^2 - 2 q.r`` for candidates; exact distances for the candidates."""
+
+    def __init__(self, reference: np.ndarray):
+        self.ref = np.ascontiguousarray(reference, dtype=float)
+        self.ref_sq = np.einsum("ij,ij->i", self.ref, self.ref)
+
+    def block(self, q: np.ndarray) -> np.ndarray:
+        d = q @ self.ref.T
+        d *= -2.0
+        d += self.ref_sq[None, :]
+        return d
+
+    def exact(self, q: np.ndarray, cand: np.ndarray) -> np.ndarray:
+        diff = q[:, None, :] - self.ref[cand]
+        return np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
+
+
+class _ManhattanKernel:
+    def __init__(self, reference: np.ndarray):
+        self.ref = np.ascontiguousarray(reference, dtype=float)
+
+    def block(self, q: np.ndarray) -> np.ndarray:
+        d = np.zeros((q.shape[0], self.ref.shape[0]))
+        tmp = np.empty_like(d)
+        for j in range(q.shape[1]):
+            np.subtract(q[:, j, None], self.ref[None, :, j], out=tmp)
+            np.abs(tmp, out=tmp)
+            d += tmp
+        return d
+
+
+def _kernel(reference: Table, metric: str):
+    if metric == "mixed":
+        return _MixedKernel(reference)
+    if metric == "euclidean":
+        return _EuclideanKernel(reference)
+    return _ManhattanKernel(reference)
+
+
+def pairwise_distances(a: Table, b: Table, *, metric: str = "mixed") -> np.ndarray:
+    """The full distance matrix between the rows of ``a`` and ``b`` (for small tables and tests).
+
+    Euclidean distances are computed exactly as ``sqrt(sum((a_i - b_j)^2))``, not by the matrix-product
+    shortcut, so ties in discrete data stay ties.
+    """
+    check_choice("metric", metric, METRICS, owner="pairwise_distances")
+    _check_pair(a, b, metric)
+    if metric == "mixed":
+        return _MixedKernel(b).block(a)
+    diff = a[:, None, :] - b[None, :, :]
+    if metric == "euclidean":
+        return np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
+    return np.abs(diff).sum(axis=2)
+
+
+def _smallest_k(d: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Column indices and values of the ``k`` smallest entries of each row (any order); ``d`` is modified."""
+    m = d.shape[1]
+    rows = np.arange(d.shape[0])
+    if k >= m:
+        idx = np.tile(np.arange(m), (d.shape[0], 1))
+        return idx, d.copy()
+    if k <= 3:
+        idx = np.empty((d.shape[0], k), dtype=np.int64)
+        val = np.empty((d.shape[0], k))
+        for t in range(k):
+            j = np.argmin(d, axis=1)
+            idx[:, t] = j
+            val[:, t] = d[rows, j]
+            d[rows, j] = np.inf
+        return idx, val
+    idx = np.argpartition(d, k - 1, axis=1)[:, :k]
+    return idx, np.take_along_axis(d, idx, axis=1)
+
+
+def _search_block(kernel, metric: str, q: Table, start: int, k: int, exclude_self: bool):
+    d = kernel.block(q)
+    nq, m = d.shape
+    rows = np.arange(nq)
+    if exclude_self:
+        d[rows, start + rows] = np.inf
+    n_cand = min(k + 2, m) if metric == "euclidean" else min(k, m)
+    cand, dist = _smallest_k(d, n_cand)
+    if metric == "euclidean":  # the block held a proxy: recompute the candidates' distances exactly
+        dist = kernel.exact(q, cand)
+    if exclude_self:  # self can only be a candidate when there are too few other rows
+        dist[cand == (start + rows)[:, None]] = np.inf
+    order = np.argsort(dist, axis=1, kind="stable")[:, :k]
+    return np.take_along_axis(dist, order, axis=1), np.take_along_axis(cand, order, axis=1)
+
+
+def _rows_per_block(n_ref: int, max_block_bytes: int, n_jobs: int) -> int:
+    per_row = 8 * max(n_ref, 1) * 3  # the block, a temporary and the one-hot / product buffers
+    return int(max(1, min(4096, max_block_bytes // (per_row * max(n_jobs, 1)))))
+
+
+def kneighbors(
+    query: Table,
+    reference: Table,
+    *,
+    k: int = 1,
+    metric: str = "mixed",
+    exclude_self: bool = False,
+    algorithm: str = "auto",
+    max_block_bytes: int = DEFAULT_BLOCK_BYTES,
+    n_jobs: int = 2,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Exact ``k`` nearest neighbours of each query row among the reference rows.
+
+    Parameters
+    ----------
+    query, reference : MixedArrays or ndarray
+        ``MixedArrays`` for ``metric="mixed"``, 2-D float arrays otherwise.
+    k : int
+        Number of neighbours (at most the number of reference rows, minus one with ``exclude_self``).
+    metric : {"mixed", "euclidean", "manhattan"}
+    exclude_self : bool
+        ``query`` is ``reference``: leave each row's own index out (leave-one-out).
+    algorithm : {"auto", "blocked", "kdtree"}
+        ``"auto"`` uses a KD-tree for numeric data of at most 10 columns without missing values, else the
+        blocked exact search.
+    max_block_bytes : int
+        Memory budget of the distance blocks held at once (all threads together).
+    n_jobs : int
+        Threads for the blocked search.
+    progress : callable, optional
+        Called with the number of query rows finished after each block.
+
+    Returns
+    -------
+    distances : ndarray of shape (n_query, k), ascending in each row
+    indices : ndarray of shape (n_query, k), int64 reference row indices
+    """
+    check_choice("metric", metric, METRICS, owner="kneighbors")
+    check_choice("algorithm", algorithm, ALGORITHMS, owner="kneighbors")
+    k = check_positive_int("k", k, owner="kneighbors")
+    n_jobs = check_positive_int("n_jobs", n_jobs, owner="kneighbors")
+    _check_pair(query, reference, metric)
+    n_q, n_r = _n_rows(query), _n_rows(reference)
+    if exclude_self and n_q != n_r:
+        raise MipkitValueError("exclude_self=True needs the query to be the reference (same number of rows).")
+    available = n_r - (1 if exclude_self else 0)
+    if k > available:
+        raise MipkitValueError(
+            f"The 'k' parameter of kneighbors must be at most {available} (reference rows"
+            f"{' minus self' if exclude_self else ''}). Got {k} instead."
+        )
+    if n_q == 0:
+        return np.empty((0, k)), np.empty((0, k), dtype=np.int64)
+
+    # a tree where it pays: few numeric columns, no missing values
+    if metric == "mixed":
+        tree_ok = query.codes.shape[1] == 0 and not (
+            np.isnan(query.numeric).any() or np.isnan(reference.numeric).any()
+        )
+        n_feat = query.numeric.shape[1]
+    else:
+        tree_ok, n_feat = True, query.shape[1]
+    use_tree = algorithm == "kdtree" or (algorithm == "auto" and tree_ok and n_feat <= 10)
+    if use_tree:
+        if not tree_ok:
+            raise MipkitValueError("algorithm='kdtree' needs numeric data without missing values.")
+        return _tree_search(
+            query, reference, k=k, metric=metric, exclude_self=exclude_self, progress=progress
+        )
+
+    kernel = _kernel(reference, metric)
+    rows = _rows_per_block(n_r, max_block_bytes, n_jobs)
+    starts = list(range(0, n_q, rows))
+
+    def run(start: int):
+        out = _search_block(kernel, metric, _take(query, slice(start, start + rows)), start, k, exclude_self)
+        if progress is not None:
+            progress(min(rows, n_q - start))
+        return out
+
+    if n_jobs == 1 or len(starts) == 1:
+        parts = [run(s) for s in starts]
+    else:
+        with threadpool_limits(limits=1, user_api="blas"):
+            parts = Parallel(n_jobs=n_jobs, prefer="threads")(delayed(run)(s) for s in starts)
+    dist = np.vstack([p[0] for p in parts])
+    idx = np.vstack([p[1] for p in parts])
+    return dist, idx
+
+
+def _tree_search(query, reference, *, k, metric, exclude_self, progress):
+    from sklearn.neighbors import KDTree
+
+    q = query.numeric if isinstance(query, MixedArrays) else query
+    r = reference.numeric if isinstance(reference, MixedArrays) else reference
+    tree_metric = "euclidean" if metric == "euclidean" else "manhattan"
+    tree = KDTree(r, metric=tree_metric)
+    kk = k + 1 if exclude_self else k
+    dist, idx = tree.query(q, k=kk)
+    if exclude_self:
+        own = idx == np.arange(len(q))[:, None]
+        # drop own index where found, otherwise the last (a duplicate at the same distance took its place)
+        drop = np.where(own.any(axis=1), own.argmax(axis=1), kk - 1)
+        keep = np.ones_like(own)
+        keep[np.arange(len(q)), drop] = False
+        dist = dist[keep].reshape(len(q), k)
+        idx = idx[keep].reshape(len(q), k)
+    if progress is not None:
+        progress(len(q))
+    return dist, idx.astype(np.int64)

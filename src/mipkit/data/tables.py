@@ -1,0 +1,317 @@
+"""Mixed-type tables (numeric, categorical, missing) for auditing released and synthetic data.
+
+A :class:`TableSchema` is inferred from the *original* table (the data the release was built from) and
+checked against the other tables of an audit (synthetic, control, holdout): they must share the original's
+columns with compatible types. The schema then turns any of the tables into arrays:
+
+* :func:`encode_mixed` -> :class:`MixedArrays`: numeric columns range-normalised with the original's range,
+  ``(x - min) / (max - min)`` (NaN kept for missing values), and categorical columns as integer codes
+  (missing values get a code of their own). This is the input of the *mixed* distance of
+  :mod:`mipkit.data.distance`.
+* :func:`encode_euclidean` -> a float matrix: numerics standardised with the original's mean and standard
+  deviation (a missing value becomes 0, the mean, plus a 0/1 missing-indicator column when the column has
+  missing values in any table) and one-hot categories (missing as its own level). This is the input of the
+  Euclidean distance.
+
+Column types: a column is numeric when it is numeric (not boolean) in the original; everything else is
+categorical and compared as text (so ``1`` in one file and ``"1"`` in another are the same category).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from mipkit._validation import MipkitValueError
+
+MISSING_LABEL = "<missing>"
+
+
+def _is_numeric(series: pd.Series) -> bool:
+    return pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+
+
+def _as_text(series: pd.Series) -> pd.Series:
+    """Categorical values as text (object dtype), missing values kept as NaN."""
+    mask = series.isna().to_numpy()
+    if pd.api.types.is_string_dtype(series) and not pd.api.types.is_object_dtype(series):
+        out = series.astype(object)
+    else:
+        out = series.astype(object).map(lambda v: v if isinstance(v, str) else str(v))
+    out = out.where(~mask, np.nan)
+    return out
+
+
+@dataclass(frozen=True)
+class TableSchema:
+    """Column roles and the constants (taken from the original table) used to encode any table.
+
+    Attributes
+    ----------
+    numeric : tuple of str
+        Numeric columns, in table order.
+    categorical : tuple of str
+        Categorical columns, in table order.
+    num_min, num_range : ndarray of shape (len(numeric),)
+        Minimum and range (max - min) of each numeric column in the original (a range of 0 becomes 1).
+    num_mean, num_std : ndarray of shape (len(numeric),)
+        Mean and standard deviation in the original (a standard deviation of 0 becomes 1).
+    num_has_missing : ndarray of bool
+        Whether the numeric column has a missing value in any table of the audit.
+    levels : dict
+        For each categorical column, its categories (text, sorted) seen in any table of the audit.
+    """
+
+    numeric: tuple[str, ...]
+    categorical: tuple[str, ...]
+    num_min: np.ndarray
+    num_range: np.ndarray
+    num_mean: np.ndarray
+    num_std: np.ndarray
+    num_has_missing: np.ndarray
+    levels: dict[str, tuple[str, ...]] = field(default_factory=dict)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        """All columns: numeric first, then categorical."""
+        return self.numeric + self.categorical
+
+    def subset(self, columns: Sequence[str]) -> TableSchema:
+        """The schema restricted to ``columns`` (roles and constants kept)."""
+        unknown = [c for c in columns if c not in self.columns]
+        if unknown:
+            raise MipkitValueError(f"Column(s) {', '.join(map(repr, unknown))} are not in the schema.")
+        keep = set(columns)
+        idx = [i for i, c in enumerate(self.numeric) if c in keep]
+        return TableSchema(
+            numeric=tuple(self.numeric[i] for i in idx),
+            categorical=tuple(c for c in self.categorical if c in keep),
+            num_min=self.num_min[idx],
+            num_range=self.num_range[idx],
+            num_mean=self.num_mean[idx],
+            num_std=self.num_std[idx],
+            num_has_missing=self.num_has_missing[idx],
+            levels={c: v for c, v in self.levels.items() if c in keep},
+        )
+
+    def to_dict(self) -> dict:
+        return {
+            "numeric": list(self.numeric),
+            "categorical": list(self.categorical),
+            "numeric_min": self.num_min.tolist(),
+            "numeric_range": self.num_range.tolist(),
+            "n_levels": {c: len(v) for c, v in self.levels.items()},
+        }
+
+
+def check_tables(
+    original: pd.DataFrame,
+    others: Mapping[str, pd.DataFrame | None] | None = None,
+    *,
+    columns: Sequence[str] | None = None,
+    required: Sequence[str] = (),
+) -> TableSchema:
+    """Validate the tables of an audit and infer their :class:`TableSchema` from the original.
+
+    Parameters
+    ----------
+    original : DataFrame
+        The data the release was built from; numeric ranges and column types come from it.
+    others : mapping of name -> DataFrame, optional
+        The other tables (e.g. ``{"synthetic": syn, "control": ctl}``); ``None`` values are skipped.
+        Each must have the original's columns (extra columns are refused, named in the message).
+    columns : sequence of str, optional
+        Use only these columns (default: all columns of the original).
+    required : sequence of str
+        Columns that must exist (secrets, known attributes); a missing one is named in the error.
+
+    Raises
+    ------
+    MipkitValueError
+        Empty table, mismatched columns (named), a column that is entirely missing, a column numeric in
+        the original but not numeric in another table, a required column that is absent.
+    """
+    tables: dict[str, pd.DataFrame] = {"original": original}
+    for name, df in (others or {}).items():
+        if df is not None:
+            tables[name] = df
+    for name, df in tables.items():
+        if not isinstance(df, pd.DataFrame):
+            raise MipkitValueError(f"The {name} table must be a pandas DataFrame. Got {type(df).__name__}.")
+        if df.shape[0] == 0 or df.shape[1] == 0:
+            raise MipkitValueError(f"The {name} table is empty (no rows).")
+    cols = list(original.columns) if columns is None else list(columns)
+    missing_req = [c for c in required if c not in original.columns]
+    if missing_req:
+        shown = ", ".join(map(repr, list(original.columns)[:12]))
+        raise MipkitValueError(
+            f"Column(s) {', '.join(map(repr, missing_req))} not found in the original table. "
+            f"Its columns are: {shown}{' ...' if original.shape[1] > 12 else ''}."
+        )
+    if columns is not None:
+        absent = [c for c in cols if c not in original.columns]
+        if absent:
+            raise MipkitValueError(
+                f"Column(s) {', '.join(map(repr, absent))} not found in the original table."
+            )
+    for name, df in tables.items():
+        if name == "original":
+            continue
+        lacking = [c for c in cols if c not in df.columns]
+        extra = [c for c in df.columns if c not in original.columns] if columns is None else []
+        if lacking or extra:
+            parts = []
+            if lacking:
+                parts.append(f"lacks column(s) {', '.join(map(repr, lacking[:8]))}")
+            if extra:
+                parts.append(f"has column(s) not in the original: {', '.join(map(repr, extra[:8]))}")
+            raise MipkitValueError(f"The {name} table does not match the original: {'; '.join(parts)}.")
+    for name, df in tables.items():
+        for c in cols:
+            if df[c].isna().all():
+                raise MipkitValueError(
+                    f"Column {c!r} of the {name} table is entirely missing; drop it from all tables."
+                )
+    numeric = [c for c in cols if _is_numeric(original[c])]
+    for name, df in tables.items():
+        for c in numeric:
+            if not _is_numeric(df[c]):
+                bad = df[c][pd.to_numeric(df[c], errors="coerce").isna() & df[c].notna()]
+                example = f" (e.g. {bad.iloc[0]!r})" if len(bad) else ""
+                raise MipkitValueError(
+                    f"Column {c!r} is numeric in the original table but not in the {name} table{example}."
+                )
+    categorical = [c for c in cols if c not in numeric]
+    X = original[numeric].to_numpy(dtype=float) if numeric else np.empty((len(original), 0))
+    with np.errstate(all="ignore"):
+        lo = np.nanmin(X, axis=0) if numeric else np.empty(0)
+        hi = np.nanmax(X, axis=0) if numeric else np.empty(0)
+        mean = np.nanmean(X, axis=0) if numeric else np.empty(0)
+        std = np.nanstd(X, axis=0) if numeric else np.empty(0)
+    rng = hi - lo
+    rng = np.where(rng > 0, rng, 1.0)
+    std = np.where(std > 0, std, 1.0)
+    for name, df in tables.items():
+        if numeric and not np.all(
+            np.isfinite(df[numeric].to_numpy(dtype=float)[~df[numeric].isna().to_numpy()])
+        ):
+            raise MipkitValueError(f"The {name} table has infinite values in a numeric column.")
+    has_missing = np.array([any(df[c].isna().any() for df in tables.values()) for c in numeric], dtype=bool)
+    levels: dict[str, tuple[str, ...]] = {}
+    for c in categorical:
+        seen: set[str] = set()
+        for df in tables.values():
+            seen.update(_as_text(df[c]).dropna().unique().tolist())
+        levels[c] = tuple(sorted(seen))
+    return TableSchema(
+        numeric=tuple(numeric),
+        categorical=tuple(categorical),
+        num_min=lo.astype(float),
+        num_range=rng.astype(float),
+        num_mean=mean.astype(float),
+        num_std=std.astype(float),
+        num_has_missing=has_missing,
+        levels=levels,
+    )
+
+
+@dataclass(frozen=True)
+class MixedArrays:
+    """A table encoded for the mixed distance.
+
+    Attributes
+    ----------
+    numeric : ndarray of shape (n, p), float64
+        Range-normalised numeric columns, ``(x - min) / range`` with the original's min and range; NaN
+        where missing. Values outside the original's range are kept (they may lie outside [0, 1]).
+    codes : ndarray of shape (n, c), int32
+        Category codes ``0 .. n_levels[j] - 1``; the code ``n_levels[j] - 1`` is reserved for "missing".
+    n_levels : tuple of int
+        Number of codes of each categorical column (its categories plus one for missing).
+    """
+
+    numeric: np.ndarray
+    codes: np.ndarray
+    n_levels: tuple[int, ...]
+
+    def __len__(self) -> int:
+        return int(self.numeric.shape[0])
+
+    @property
+    def n_rows(self) -> int:
+        return len(self)
+
+    def take(self, index: np.ndarray) -> MixedArrays:
+        """The rows ``index`` (an integer array or boolean mask)."""
+        return MixedArrays(self.numeric[index], self.codes[index], self.n_levels)
+
+    def columns(self, numeric: Sequence[int], categorical: Sequence[int]) -> MixedArrays:
+        """The numeric columns ``numeric`` and categorical columns ``categorical`` (positions)."""
+        num, cat = list(numeric), list(categorical)
+        return MixedArrays(
+            np.ascontiguousarray(self.numeric[:, num]),
+            np.ascontiguousarray(self.codes[:, cat]),
+            tuple(self.n_levels[i] for i in cat),
+        )
+
+
+def encode_mixed(df: pd.DataFrame, schema: TableSchema) -> MixedArrays:
+    """Encode ``df`` for the mixed distance (see :class:`MixedArrays`)."""
+    n = len(df)
+    if schema.numeric:
+        num = (df[list(schema.numeric)].to_numpy(dtype=float) - schema.num_min) / schema.num_range
+    else:
+        num = np.empty((n, 0))
+    codes = np.empty((n, len(schema.categorical)), dtype=np.int32)
+    n_levels = []
+    for j, c in enumerate(schema.categorical):
+        lv = schema.levels[c]
+        cat = pd.Categorical(_as_text(df[c]), categories=list(lv))
+        col = np.asarray(cat.codes, dtype=np.int32)  # -1 for missing (or a category not in the schema)
+        col[col < 0] = len(lv)
+        codes[:, j] = col
+        n_levels.append(len(lv) + 1)
+    return MixedArrays(np.ascontiguousarray(num), codes, tuple(n_levels))
+
+
+def encode_euclidean(df: pd.DataFrame, schema: TableSchema) -> np.ndarray:
+    """Encode ``df`` for the Euclidean distance: standardised numerics and one-hot categories.
+
+    Numerics: ``(x - mean) / std`` with the original's mean and standard deviation; a missing value
+    becomes 0 and, for columns with missing values in any table, a 0/1 indicator column is appended.
+    Categories: one 0/1 column per category of the schema plus one for "missing".
+    """
+    parts = []
+    if schema.numeric:
+        z = (df[list(schema.numeric)].to_numpy(dtype=float) - schema.num_mean) / schema.num_std
+        miss = np.isnan(z)
+        parts.append(np.where(miss, 0.0, z))
+        if schema.num_has_missing.any():
+            parts.append(miss[:, schema.num_has_missing].astype(float))
+    if schema.categorical:
+        mixed = encode_mixed(df[list(schema.categorical)], schema.subset(schema.categorical))
+        parts.append(one_hot(mixed.codes, mixed.n_levels))
+    if not parts:
+        return np.empty((len(df), 0))
+    return np.ascontiguousarray(np.hstack(parts))
+
+
+def one_hot(codes: np.ndarray, n_levels: Sequence[int], *, dtype=np.float64) -> np.ndarray:
+    """One-hot encode integer codes (one block of ``n_levels[j]`` columns per categorical column)."""
+    n = codes.shape[0]
+    offsets = np.concatenate([[0], np.cumsum(n_levels)[:-1]]).astype(np.int64)
+    out = np.zeros((n, int(np.sum(n_levels))), dtype=dtype)
+    if codes.shape[1]:
+        rows = np.repeat(np.arange(n), codes.shape[1])
+        cols = (codes.astype(np.int64) + offsets[None, :]).ravel()
+        out[rows, cols] = 1
+    return out
+
+
+def decode_categories(codes: np.ndarray, column: str, schema: TableSchema) -> np.ndarray:
+    """Map codes of ``column`` back to text (``MISSING_LABEL`` for the missing code)."""
+    lv = np.array([*schema.levels[column], MISSING_LABEL], dtype=object)
+    return lv[np.asarray(codes)]
