@@ -12,21 +12,9 @@ from pathlib import Path
 import typer
 
 from mipkit._validation import MipkitValueError
+from mipkit.cli.options import parse_params
 
 EXIT_FINDING = 1
-
-
-def parse_params(text: str | None) -> dict:
-    """``--params`` JSON text -> dict, with a one-line error."""
-    if text is None or not text.strip():
-        return {}
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise MipkitValueError(f"--params is not valid JSON: {err.msg} (column {err.colno}).") from None
-    if not isinstance(value, dict):
-        raise MipkitValueError(f"--params must be a JSON object such as '{{\"C\": 0.1}}'. Got {text!r}.")
-    return value
 
 
 def _floats(text: str, flag: str) -> tuple[float, ...]:

@@ -15,20 +15,9 @@ import numpy as np
 import typer
 
 from mipkit._validation import MipkitValueError, check_choice
+from mipkit.cli.options import parse_params
 
 CALIBRATION_HELP = "mipkit-gaussian (default), mipkit-laplace (Theorem A) or izzo2024 (Cor. 10 as published)."
-
-
-def _parse_params(text: str | None) -> dict:
-    if text is None or not text.strip():
-        return {}
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise MipkitValueError(f"--params is not valid JSON: {err.msg} (column {err.colno}).") from None
-    if not isinstance(value, dict):
-        raise MipkitValueError(f"--params must be a JSON object such as '{{\"C\": 0.1}}'. Got {text!r}.")
-    return value
 
 
 def _load(data: Path, target: str, encode: str, drop: list[str] | None):
@@ -135,7 +124,7 @@ def protect(
 
     from mipkit.mechanisms.mip_noise import MIPNoise, load_estimator
 
-    estimator = load_estimator(model, _parse_params(params))
+    estimator = load_estimator(model, parse_params(params))
     ds = _load(data, target, encode, drop)
     wrapper = MIPNoise(
         estimator,
@@ -197,7 +186,7 @@ def audit_noise(
     from mipkit.attacks.bayes import audit_noise_wrapper
     from mipkit.mechanisms.mip_noise import load_estimator
 
-    estimator = load_estimator(model, _parse_params(params))
+    estimator = load_estimator(model, parse_params(params))
     check_positive_int("n_releases", n_releases, owner="mipkit audit-noise")
     check_positive_int("n_targets", n_targets, owner="mipkit audit-noise")
     check_positive_int("n_reference", n_reference, minimum=2, owner="mipkit audit-noise")
