@@ -335,6 +335,7 @@ def attribute_inference(
     confidence: float = 0.95,
     random_state: RandomState = None,
     n_jobs: int = 2,
+    non_member_baseline: bool = True,
 ) -> InferenceResult:
     """Attribute inference of ``secret`` from ``known`` columns against the non-member baseline.
 
@@ -355,6 +356,10 @@ def attribute_inference(
         Numeric secrets: a guess is right within ``tolerance * range`` of the original's column.
     attacks : sequence of {"nearest", "model"}
         Attacks to run; the first is the primary one (reported as ``precision``).
+    non_member_baseline : bool
+        Run each attack against the original minus the targets (the non-member baseline). ``False`` keeps
+        only the most-frequent-value baseline: the work of anonymeter's ``InferenceEvaluator`` (attack
+        on the synthetic data, control attack), e.g. for timing comparisons.
     """
     if secret not in schema.columns:
         raise MipkitValueError(
@@ -422,7 +427,7 @@ def attribute_inference(
         atk_pc[a] = PrecisionCoverage(int(atk_correct[a].sum()), n_t, n_t)
     base_correct, base_pc = {}, {}
     rest_ok = rest[rest[secret].notna()]
-    for a in attacks:
+    for a in attacks if non_member_baseline else ():
         g, _ = run(a, rest_ok, targets)
         base_correct[a] = is_correct(g, truth, numeric=numeric, tolerance=tol)
     g = most_frequent_guesses(rest_ok, secret=secret, n=n_t, numeric=numeric)

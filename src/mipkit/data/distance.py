@@ -25,6 +25,14 @@ Search
   are then recomputed exactly as ``sqrt(sum((q - r)^2))``; for the mixed distance the category mismatches
   of a block are one matrix product of one-hot codes (exact integers) and the numeric part is summed
   column by column. Blocks run on ``n_jobs`` threads (NumPy and BLAS release the GIL).
+* ``"screened"`` (the default beyond the KD-tree's reach): blocks of query rows against cache-sized chunks
+  of reference rows; float32 proxies of the distance select the ``k + 2`` best candidates of each row (per
+  chunk: the minima of 256-wide tiles, then the entries of the best tiles), and the candidates' distances
+  are recomputed in float64 with the same operations as :func:`pairwise_distances`. A bound ``b`` on
+  ``|proxy - exact|`` (float32 unit roundoff times the dimension times the norms) proves the selection
+  complete when the k-th exact distance is below ``max candidate proxy - b`` (every other row's exact
+  distance is at least that); otherwise the row is searched again with 4x and 16x more candidates, then by
+  brute force. The distances, ties included, are therefore exactly the definition's.
 
 ``exclude_self=True`` (query set = reference set) leaves each row's own index out (leave-one-out); exact
 duplicates of a row are other rows and do count.
@@ -32,6 +40,7 @@ duplicates of a row are other rows and do count.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 
 import numpy as np
@@ -42,7 +51,7 @@ from mipkit._validation import MipkitValueError, check_choice, check_positive_in
 from mipkit.data.tables import MixedArrays, one_hot
 
 METRICS = ("mixed", "euclidean", "manhattan")
-ALGORITHMS = ("auto", "blocked", "kdtree")
+ALGORITHMS = ("auto", "screened", "blocked", "kdtree")
 DEFAULT_BLOCK_BYTES = 256 * 2**20
 
 Table = MixedArrays | np.ndarray
@@ -215,6 +224,273 @@ def _rows_per_block(n_ref: int, max_block_bytes: int, n_jobs: int) -> int:
     return int(max(1, min(4096, max_block_bytes // (per_row * max(n_jobs, 1)))))
 
 
+# --------------------------------------------------------------------------------------------------
+# screened search: float32 proxies pick candidates, exact float64 distances decide, with a proven margin
+# --------------------------------------------------------------------------------------------------
+_U32 = 2.0**-24  # unit roundoff of float32
+_SCREEN_ROWS = 256  # query rows per block
+_SCREEN_COLS = 16384  # reference rows per chunk (a 16 MB float32 block stays in cache)
+_TILE = 256  # tile width of the two-stage selection inside a chunk
+
+
+class _Screen:
+    """Float32 proxies of the distance for candidate selection, with a bound on their error.
+
+    ``proxy(qp, c0, c1)`` returns a float32 block; ``full(p, qp)`` turns a proxy into the distance's
+    comparison scale (squared distance for Euclidean) and ``bound(qp)`` bounds ``|full(p) - exact|`` for
+    every reference row (exact = the float64 reference formula ``exact(q_rows, cand)``).
+    """
+
+    def __init__(self, reference: Table, metric: str):
+        self.metric = metric
+        self._kernel = None
+        self._lock = threading.Lock()
+        if metric == "mixed":
+            self.n_cat = reference.codes.shape[1]
+            self.ref_oh_t = (
+                np.ascontiguousarray(one_hot(reference.codes, reference.n_levels, dtype=np.float32).T)
+                if self.n_cat
+                else None
+            )
+            num = reference.numeric
+            self.nan_cols = np.isnan(num).any(axis=0)
+            self.ref_nan_t = np.ascontiguousarray(np.isnan(num).T)
+            self.ref_num_t = np.ascontiguousarray(np.where(np.isnan(num), 0.0, num).T.astype(np.float32))
+            absum = np.abs(np.nan_to_num(num)).sum(axis=1) if num.shape[1] else np.zeros(len(num))
+            self.r1max = float(absum.max()) if absum.size else 0.0
+            self.p = num.shape[1]
+        else:
+            ref = np.asarray(reference, dtype=float)
+            self.center = ref.mean(axis=0) if len(ref) else np.zeros(ref.shape[1])
+            r = ref - self.center
+            self.cnorm = float(np.sqrt(self.center @ self.center))
+            self.c1norm = float(np.abs(self.center).sum())
+            self.d = ref.shape[1]
+            if metric == "euclidean":
+                rn2 = np.einsum("ij,ij->i", r, r)
+                self.ref_aug_t = np.ascontiguousarray(np.hstack([r, rn2[:, None]]).T.astype(np.float32))
+                self.rmax = float(np.sqrt(rn2.max())) if rn2.size else 0.0
+            else:
+                self.ref_t = np.ascontiguousarray(r.T.astype(np.float32))
+                self.r1max = float(np.abs(r).sum(axis=1).max()) if len(r) else 0.0
+
+    def exact_kernel(self, reference: Table):
+        """The exact blocked kernel (built once, on first use by the fallback)."""
+        with self._lock:
+            if self._kernel is None:
+                self._kernel = _kernel(reference, self.metric)
+        return self._kernel
+
+    def prepare(self, q: Table) -> dict:
+        if self.metric == "mixed":
+            num = q.numeric
+            qnan = np.isnan(num)
+            out = {
+                "num": np.where(qnan, 0.0, num).astype(np.float32),
+                "nan": qnan,
+                "oh": one_hot(q.codes, q.n_levels, dtype=np.float32) if self.n_cat else None,
+            }
+            q1 = np.abs(np.nan_to_num(num)).sum(axis=1) if self.p else np.zeros(len(num))
+            out["bound"] = 2.0 * (self.p + 4) * _U32 * (q1 + self.r1max + self.p) + 1e-300
+            return out
+        x = np.asarray(q, dtype=float) - self.center
+        if self.metric == "euclidean":
+            qn2 = np.einsum("ij,ij->i", x, x)
+            aug = np.hstack([-2.0 * x, np.ones((len(x), 1))]).astype(np.float32)
+            spread = np.sqrt(qn2) + self.rmax
+            # float32 rounding of the proxy, plus the float64 rounding of centring far from the origin
+            bound = 4.0 * (self.d + 4) * (_U32 * spread + 2.0**-52 * (self.cnorm + spread)) * spread + 1e-300
+            return {"aug": aug, "qn2": qn2, "bound": bound}
+        return {
+            "x": x.astype(np.float32),
+            "bound": 2.0
+            * (self.d + 4)
+            * (_U32 + 2.0**-52)
+            * (np.abs(x).sum(axis=1) + self.r1max + self.c1norm)
+            + 1e-300,
+        }
+
+    def proxy(self, qp: dict, c0: int, c1: int) -> np.ndarray:
+        if self.metric == "euclidean":
+            return qp["aug"] @ self.ref_aug_t[:, c0:c1]
+        if self.metric == "manhattan":
+            x = qp["x"]
+            d = np.zeros((x.shape[0], c1 - c0), dtype=np.float32)
+            tmp = np.empty_like(d)
+            for j in range(x.shape[1]):
+                np.subtract(x[:, j, None], self.ref_t[j, None, c0:c1], out=tmp)
+                np.abs(tmp, out=tmp)
+                d += tmp
+            return d
+        num = qp["num"]
+        if self.n_cat:
+            d = qp["oh"] @ self.ref_oh_t[:, c0:c1]
+            np.subtract(np.float32(self.n_cat), d, out=d)
+        else:
+            d = np.zeros((num.shape[0], c1 - c0), dtype=np.float32)
+        tmp = np.empty_like(d)
+        for j in range(self.p):
+            np.subtract(num[:, j, None], self.ref_num_t[j, None, c0:c1], out=tmp)
+            np.abs(tmp, out=tmp)
+            qn = qp["nan"][:, j]
+            if self.nan_cols[j] or qn.any():
+                rn = self.ref_nan_t[j, c0:c1]
+                tmp[:, rn] = 1.0
+                tmp[qn, :] = 1.0
+                if qn.any() and rn.any():
+                    tmp[np.ix_(qn, rn)] = 0.0
+            d += tmp
+        return d
+
+    def full(self, p: np.ndarray, qp: dict) -> np.ndarray:
+        p = p.astype(float)
+        return p + qp["qn2"][:, None] if self.metric == "euclidean" else p
+
+
+def _exact_candidates(query: Table, reference: Table, cand: np.ndarray, metric: str) -> np.ndarray:
+    """Exact float64 distances of each query row to its candidate reference rows, with the same operations
+    (in the same order) as :func:`pairwise_distances` and the blocked kernels."""
+    if metric == "euclidean":
+        diff = query[:, None, :] - reference[cand]
+        return np.sqrt(np.einsum("ijk,ijk->ij", diff, diff))
+    if metric == "manhattan":
+        d = np.zeros(cand.shape)
+        for j in range(query.shape[1]):
+            d += np.abs(query[:, j, None] - reference[cand, j])
+        return d
+    n_cat = query.codes.shape[1]
+    if n_cat:
+        matches = (query.codes[:, None, :] == reference.codes[cand]).sum(axis=2)
+        d = float(n_cat) - matches.astype(float)
+    else:
+        d = np.zeros(cand.shape)
+    for j in range(query.numeric.shape[1]):
+        a, b = query.numeric[:, j, None], reference.numeric[cand, j]
+        tmp = np.abs(a - b)
+        an, bn = np.isnan(a), np.isnan(b)
+        tmp = np.where(an | bn, np.where(an & bn, 0.0, 1.0), tmp)
+        d += tmp
+    return d
+
+
+def _topk_rows(d: np.ndarray, kk: int) -> tuple[np.ndarray, np.ndarray]:
+    """Column indices and values of the ``kk`` smallest entries of each row (any order), ``kk < width``."""
+    nq, w = d.shape
+    nt = w // _TILE
+    if nt > kk and nt * _TILE == w:
+        # the kk smallest entries lie in the kk tiles with the smallest minima
+        tiles = d.reshape(nq, nt, _TILE)
+        tsel = np.argpartition(tiles.min(axis=2), kk - 1, axis=1)[:, :kk]
+        g = tiles[np.arange(nq)[:, None], tsel].reshape(nq, kk * _TILE)
+        gi = np.argpartition(g, kk - 1, axis=1)[:, :kk]
+        idx = np.take_along_axis(tsel, gi // _TILE, axis=1) * _TILE + gi % _TILE
+        return idx, np.take_along_axis(g, gi, axis=1)
+    idx = np.argpartition(d, kk - 1, axis=1)[:, :kk]
+    return idx, np.take_along_axis(d, idx, axis=1)
+
+
+def _screen_block(screen: _Screen, q: Table, n_ref: int, kk: int) -> tuple[np.ndarray, np.ndarray, dict]:
+    """Candidates (the ``kk`` smallest proxies) of each query row over all reference rows."""
+    qp = screen.prepare(q)
+    nq = _n_rows(q)
+    best_i = best_p = None
+    bounds = []
+    for c0 in range(0, n_ref, _SCREEN_COLS):
+        c1 = min(n_ref, c0 + _SCREEN_COLS)
+        cut = c0 + (c1 - c0) // _TILE * _TILE  # whole tiles, then a short remainder
+        bounds += [(c0, cut), (cut, c1)] if c0 < cut < c1 else [(c0, c1)]
+    for c0, c1 in bounds:
+        p = screen.proxy(qp, c0, c1)
+        if c1 - c0 <= kk:
+            idx, val = np.tile(np.arange(c1 - c0), (nq, 1)), p
+        else:
+            idx, val = _topk_rows(p, kk)
+        idx = idx + c0
+        if best_i is None:
+            best_i, best_p = idx, val
+        else:
+            alli, allp = np.hstack([best_i, idx]), np.hstack([best_p, val])
+            if alli.shape[1] > kk:
+                o = np.argpartition(allp, kk - 1, axis=1)[:, :kk]
+                alli, allp = np.take_along_axis(alli, o, axis=1), np.take_along_axis(allp, o, axis=1)
+            best_i, best_p = alli, allp
+    return best_i, best_p, qp
+
+
+def _screened_rows(screen, query, reference, rows, k, metric, exclude_self, kk):
+    """Search the query rows ``rows``: (dist, idx, ok), ``ok`` False where the margin test failed."""
+    q = _take(query, rows)
+    n_ref = _n_rows(reference)
+    kk = min(kk, n_ref)
+    cand, prox, qp = _screen_block(screen, q, n_ref, kk)
+    exact = _exact_candidates(q, reference, cand, metric)
+    if exclude_self:
+        exact[cand == rows[:, None]] = np.inf
+    order = np.argsort(exact, axis=1, kind="stable")[:, :k]
+    dist = np.take_along_axis(exact, order, axis=1)
+    idx = np.take_along_axis(cand, order, axis=1)
+    if kk >= n_ref:
+        ok = np.ones(len(rows), dtype=bool)
+    else:
+        # any row outside the candidates has proxy >= the largest candidate proxy, hence an exact
+        # distance >= that proxy - bound; the k found are the k nearest when that exceeds the k-th found
+        edge = screen.full(prox, qp).max(axis=1) - qp["bound"]
+        last = dist[:, -1] ** 2 * (1 + 1e-12) if metric == "euclidean" else dist[:, -1] * (1 + 1e-12)
+        ok = last < edge
+    return dist, idx, ok
+
+
+def _exact_rows(kernel, query, reference, rows, k, metric, exclude_self):
+    """Brute-force exact search (full distance rows) for a few query rows."""
+    n_ref = _n_rows(reference)
+    width = max(1, query.shape[1] if isinstance(query, np.ndarray) else 1)
+    step = max(1, (64 * 2**20) // (8 * n_ref * width))
+    dist, idx = [], []
+    for s in range(0, len(rows), step):
+        r = rows[s : s + step]
+        if metric == "euclidean":
+            d = pairwise_distances(query[r], reference, metric=metric)
+        else:
+            d = kernel.block(_take(query, r))
+        if exclude_self:
+            d[np.arange(len(r)), r] = np.inf
+        o = np.argsort(d, axis=1, kind="stable")[:, :k]
+        dist.append(np.take_along_axis(d, o, axis=1))
+        idx.append(o)
+    return np.vstack(dist), np.vstack(idx).astype(np.int64)
+
+
+def _screened_search(query, reference, *, k, metric, exclude_self, n_jobs, progress):
+    screen = _Screen(reference, metric)
+    n_q = _n_rows(query)
+    kk0 = k + (1 if exclude_self else 0) + 2
+    starts = list(range(0, n_q, _SCREEN_ROWS))
+
+    def run(start: int):
+        rows = np.arange(start, min(n_q, start + _SCREEN_ROWS))
+        dist, idx, ok = _screened_rows(screen, query, reference, rows, k, metric, exclude_self, kk0)
+        kk = kk0
+        while not ok.all() and kk < 64:  # ties or near-ties at the margin: more candidates
+            kk *= 4
+            bad = np.flatnonzero(~ok)
+            d2, i2, ok2 = _screened_rows(screen, query, reference, rows[bad], k, metric, exclude_self, kk)
+            dist[bad], idx[bad], ok[bad] = d2, i2, ok2
+        if not ok.all():
+            bad = np.flatnonzero(~ok)
+            kernel = screen.exact_kernel(reference)
+            dist[bad], idx[bad] = _exact_rows(kernel, query, reference, rows[bad], k, metric, exclude_self)
+        if progress is not None:
+            progress(len(rows))
+        return dist, idx
+
+    if n_jobs == 1 or len(starts) == 1:
+        parts = [run(s) for s in starts]
+    else:
+        with threadpool_limits(limits=1, user_api="blas"):
+            parts = Parallel(n_jobs=n_jobs, prefer="threads")(delayed(run)(s) for s in starts)
+    return np.vstack([p[0] for p in parts]), np.vstack([p[1] for p in parts]).astype(np.int64)
+
+
 def kneighbors(
     query: Table,
     reference: Table,
@@ -238,9 +514,10 @@ def kneighbors(
     metric : {"mixed", "euclidean", "manhattan"}
     exclude_self : bool
         ``query`` is ``reference``: leave each row's own index out (leave-one-out).
-    algorithm : {"auto", "blocked", "kdtree"}
+    algorithm : {"auto", "screened", "blocked", "kdtree"}
         ``"auto"`` uses a KD-tree for numeric data of at most 10 columns without missing values, else the
-        blocked exact search.
+        screened search (float32 candidates, exact float64 decision, see the module docstring);
+        ``"blocked"`` is the plain exact blocked search.
     max_block_bytes : int
         Memory budget of the distance blocks held at once (all threads together).
     n_jobs : int
@@ -286,6 +563,10 @@ def kneighbors(
             query, reference, k=k, metric=metric, exclude_self=exclude_self, progress=progress
         )
 
+    if algorithm in ("auto", "screened"):
+        return _screened_search(
+            query, reference, k=k, metric=metric, exclude_self=exclude_self, n_jobs=n_jobs, progress=progress
+        )
     kernel = _kernel(reference, metric)
     rows = _rows_per_block(n_r, max_block_bytes, n_jobs)
     starts = list(range(0, n_q, rows))
