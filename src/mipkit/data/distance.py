@@ -34,6 +34,15 @@ Search
   distance is at least that); otherwise the row is searched again with 4x and 16x more candidates, then by
   brute force. The distances, ties included, are therefore exactly the definition's.
 
+After the first chunk of a block has given each row ``k + 2`` candidates, a later chunk is merged by one
+comparison per entry with the row's current largest candidate proxy (only the few entries below it are
+sorted in).
+
+:func:`kneighbors_both_ways` searches ``a`` in ``b`` and ``b`` in ``a`` in one pass over the ``a x b``
+proxies (used by NNAA for ``T -> S`` and ``S -> T``): each block also updates the candidates of every ``b``
+row down the column, with a running threshold per column, and both directions get the same exact re-check
+and completeness test (rows that fail it go to the one-way search above).
+
 ``exclude_self=True`` (query set = reference set) leaves each row's own index out (leave-one-out); exact
 duplicates of a row are other rows and do count.
 """
@@ -399,8 +408,12 @@ def _screen_block(screen: _Screen, q: Table, n_ref: int, kk: int) -> tuple[np.nd
         c1 = min(n_ref, c0 + _SCREEN_COLS)
         cut = c0 + (c1 - c0) // _TILE * _TILE  # whole tiles, then a short remainder
         bounds += [(c0, cut), (cut, c1)] if c0 < cut < c1 else [(c0, c1)]
+    tau = None
     for c0, c1 in bounds:
         p = screen.proxy(qp, c0, c1)
+        if tau is not None:  # a full candidate set: merge only the entries below each row's kk-th proxy
+            _merge_rows_sparse(best_i, best_p, tau, p, c0, kk)
+            continue
         if c1 - c0 <= kk:
             idx, val = np.tile(np.arange(c1 - c0), (nq, 1)), p
         else:
@@ -414,6 +427,9 @@ def _screen_block(screen: _Screen, q: Table, n_ref: int, kk: int) -> tuple[np.nd
                 o = np.argpartition(allp, kk - 1, axis=1)[:, :kk]
                 alli, allp = np.take_along_axis(alli, o, axis=1), np.take_along_axis(allp, o, axis=1)
             best_i, best_p = alli, allp
+        if best_i.shape[1] == kk:
+            best_i, best_p = np.ascontiguousarray(best_i), np.ascontiguousarray(best_p)
+            tau = best_p.max(axis=1)
     return best_i, best_p, qp
 
 
@@ -489,6 +505,321 @@ def _screened_search(query, reference, *, k, metric, exclude_self, n_jobs, progr
         with threadpool_limits(limits=1, user_api="blas"):
             parts = Parallel(n_jobs=n_jobs, prefer="threads")(delayed(run)(s) for s in starts)
     return np.vstack([p[0] for p in parts]), np.vstack([p[1] for p in parts]).astype(np.int64)
+
+
+# --------------------------------------------------------------------------------------------------
+# both directions at once: one pass over the A x B proxies serves A -> B and B -> A
+# --------------------------------------------------------------------------------------------------
+class _SymmetricScreen(_Screen):
+    """A :class:`_Screen` whose proxy is the comparison-scale distance itself (no per-query-row term), so
+    that it can be compared down a column (over query rows) as well as along a row.
+
+    For Euclidean the squared norm of the query row is one more float32 column of the product
+    (``[-2x, 1, |x|^2] . [r, |r|^2, 1]``); the mixed and Manhattan proxies are already symmetric. The error
+    bound of a pair is a function of the two rows' norms, ``pair_bound(norm_q, norm_r)``, with the same form
+    as the one-way bound (the dimension counts the extra column).
+    """
+
+    def __init__(self, reference: Table, metric: str):
+        super().__init__(reference, metric)
+        if metric == "euclidean":
+            ref = np.asarray(reference, dtype=float) - self.center
+            rn2 = np.einsum("ij,ij->i", ref, ref)
+            self.ref_aug_t = np.ascontiguousarray(
+                np.hstack([ref, rn2[:, None], np.ones((len(ref), 1))]).T.astype(np.float32)
+            )
+            self.ref_norms = np.sqrt(rn2)
+        elif metric == "manhattan":
+            self.ref_norms = np.abs(np.asarray(reference, dtype=float) - self.center).sum(axis=1)
+        else:
+            num = reference.numeric
+            self.ref_norms = np.abs(np.nan_to_num(num)).sum(axis=1) if self.p else np.zeros(len(num))
+        self.ref_norm_max = float(self.ref_norms.max()) if self.ref_norms.size else 0.0
+
+    def query_norms(self, q: Table) -> np.ndarray:
+        if self.metric == "mixed":
+            return np.abs(np.nan_to_num(q.numeric)).sum(axis=1) if self.p else np.zeros(len(q))
+        x = np.asarray(q, dtype=float) - self.center
+        return np.sqrt(np.einsum("ij,ij->i", x, x)) if self.metric == "euclidean" else np.abs(x).sum(axis=1)
+
+    def pair_bound(self, norm_q, norm_r):
+        """Bound on ``|proxy - exact|`` (comparison scale) for rows of these norms (broadcasts)."""
+        if self.metric == "mixed":
+            return 2.0 * (self.p + 4) * _U32 * (norm_q + norm_r + self.p) + 1e-300
+        if self.metric == "manhattan":
+            return 2.0 * (self.d + 4) * (_U32 + 2.0**-52) * (norm_q + norm_r + self.c1norm) + 1e-300
+        s = norm_q + norm_r
+        return 4.0 * (self.d + 5) * (_U32 * s + 2.0**-52 * (self.cnorm + s)) * s + 1e-300
+
+    def prepare(self, q: Table) -> dict:
+        if self.metric != "euclidean":
+            qp = super().prepare(q)
+        else:
+            x = np.asarray(q, dtype=float) - self.center
+            qn2 = np.einsum("ij,ij->i", x, x)
+            qp = {"aug": np.hstack([-2.0 * x, np.ones((len(x), 1)), qn2[:, None]]).astype(np.float32)}
+        qp["bound"] = self.pair_bound(self.query_norms(q), self.ref_norm_max)
+        return qp
+
+    def full(self, p: np.ndarray, qp: dict | None = None) -> np.ndarray:
+        return p.astype(float)
+
+
+def _chunk_bounds(n_ref: int) -> list[tuple[int, int]]:
+    bounds = []
+    for c0 in range(0, n_ref, _SCREEN_COLS):
+        c1 = min(n_ref, c0 + _SCREEN_COLS)
+        cut = c0 + (c1 - c0) // _TILE * _TILE  # whole tiles, then a short remainder
+        bounds += [(c0, cut), (cut, c1)] if c0 < cut < c1 else [(c0, c1)]
+    return bounds
+
+
+def _merge_columns_dense(col_i, col_p, tau, p, rows, c0, c1, kk):
+    """Column-wise: the ``kk`` smallest of (current candidates, this block's column entries)."""
+    nq = p.shape[0]
+    if nq > kk:
+        ci = np.argpartition(p, kk - 1, axis=0)[:kk]
+    else:
+        ci = np.tile(np.arange(nq)[:, None], (1, c1 - c0))
+    alli = np.vstack([col_i[c0:c1].T, rows[ci]])
+    allp = np.vstack([col_p[c0:c1].T, np.take_along_axis(p, ci, axis=0)])
+    o = np.argpartition(allp, kk - 1, axis=0)[:kk]
+    col_i[c0:c1] = np.take_along_axis(alli, o, axis=0).T
+    col_p[c0:c1] = np.take_along_axis(allp, o, axis=0).T
+    tau[c0:c1] = col_p[c0:c1].max(axis=1)
+
+
+def _merge_hits(state_i, state_p, tau, groups, vals, ids, kk):
+    """Merge new entries ``(group, proxy, id)`` into the ``kk`` smallest-proxy candidates of each group
+    (rows of ``state_i`` / ``state_p``) and update each touched group's threshold ``tau`` (its ``kk``-th
+    candidate proxy)."""
+    ug = np.unique(groups)
+    all_g = np.concatenate([np.repeat(ug, kk), groups])
+    all_p = np.concatenate([state_p[ug].ravel(), vals])
+    all_i = np.concatenate([state_i[ug].ravel(), ids])
+    order = np.lexsort((all_p, all_g))
+    all_g, all_p, all_i = all_g[order], all_p[order], all_i[order]
+    first = np.searchsorted(all_g, ug)
+    counts = np.diff(np.append(first, all_g.size))
+    keep = (np.arange(all_g.size) - np.repeat(first, counts)) < kk
+    state_i[ug] = all_i[keep].reshape(ug.size, kk)
+    state_p[ug] = all_p[keep].reshape(ug.size, kk)
+    tau[ug] = state_p[ug, -1]
+
+
+class _ColumnCandidates:
+    """The ``kk`` smallest-proxy candidates of every column (a ``B`` row) over the ``A`` rows seen so far.
+
+    Entries below a column's threshold ``tau`` (its ``kk``-th candidate proxy at the last compaction) are
+    buffered, and the buffer is merged in after blocks 1, 2, 4, 8, ... (and at the end), so the sort runs
+    a logarithmic number of times. An entry never buffered had proxy >= its column's ``tau`` then, which is
+    >= the final ``kk``-th candidate proxy (thresholds only decrease); an entry dropped at a merge was >= the
+    ``kk`` kept then. So every non-candidate has proxy >= the largest final candidate proxy.
+    """
+
+    def __init__(self, n_cols: int, kk: int):
+        self.kk = kk
+        self.idx = np.full((n_cols, kk), -1, dtype=np.int64)
+        self.prox = np.full((n_cols, kk), np.inf, dtype=np.float32)
+        self.tau = np.full(n_cols, np.inf, dtype=np.float32)
+        self.buffer: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.buffered = 0
+        self.blocks = 0
+
+    def add(self, p: np.ndarray, rows: np.ndarray, c0: int, c1: int) -> None:
+        if np.isinf(self.tau[c0:c1]).any():
+            _merge_columns_dense(self.idx, self.prox, self.tau, p, rows, c0, c1, self.kk)
+            return
+        flat = np.flatnonzero(p < self.tau[None, c0:c1])  # few entries once the candidates have settled
+        if flat.size:
+            ri, cj = np.divmod(flat, p.shape[1])
+            self.buffer.append((cj + c0, p.ravel()[flat], rows[ri]))
+            self.buffered += flat.size
+            if self.buffered > 8 * self.idx.size:
+                self.compact()
+
+    def end_block(self) -> None:
+        self.blocks += 1
+        if self.blocks & (self.blocks - 1) == 0:
+            self.compact()
+
+    def compact(self) -> None:
+        if self.buffer:
+            cols, vals, ids = (np.concatenate(x) for x in zip(*self.buffer, strict=True))
+            _merge_hits(self.idx, self.prox, self.tau, cols, vals, ids, self.kk)
+        self.buffer, self.buffered = [], 0
+
+
+def _merge_rows_sparse(row_i, row_p, tau, p, c0, kk):
+    """Row-wise merge of the entries below each row's current ``kk``-th candidate proxy ``tau``."""
+    flat = np.flatnonzero(p < tau[:, None])
+    if flat.size:
+        ri, cj = np.divmod(flat, p.shape[1])
+        _merge_hits(row_i, row_p, tau, ri, p.ravel()[flat], cj + c0, kk)
+
+
+def _both_ways_part(screen, A, B, r0, r1, k, metric, kk_row, kk_col, progress):
+    """Rows ``r0:r1`` of ``A`` against all of ``B``: exact results for these rows (with an ``ok`` flag) and
+    the column candidates (the ``kk_col`` smallest proxies of each ``B`` row over these ``A`` rows)."""
+    n_b = _n_rows(B)
+    bounds = _chunk_bounds(n_b)
+    columns = _ColumnCandidates(n_b, kk_col)
+    dists, idxs, oks = [], [], []
+    for s in range(r0, r1, _SCREEN_ROWS):
+        rows = np.arange(s, min(r1, s + _SCREEN_ROWS))
+        q = _take(A, rows)
+        qp = screen.prepare(q)
+        best_i = np.full((len(rows), kk_row), -1, dtype=np.int64)
+        best_p = np.full((len(rows), kk_row), np.inf, dtype=np.float32)
+        row_tau = np.full(len(rows), np.inf, dtype=np.float32)
+        for c0, c1 in bounds:
+            p = screen.proxy(qp, c0, c1)
+            columns.add(p, rows, c0, c1)
+            if np.isinf(row_tau).any():  # no full candidate set yet: the chunk's own kk best, merged
+                if c1 - c0 <= kk_row:
+                    idx, val = np.tile(np.arange(c1 - c0), (len(rows), 1)), p
+                else:
+                    idx, val = _topk_rows(p, kk_row)
+                alli, allp = np.hstack([best_i, idx + c0]), np.hstack([best_p, val])
+                o = np.argpartition(allp, kk_row - 1, axis=1)[:, :kk_row]
+                best_i, best_p = np.take_along_axis(alli, o, axis=1), np.take_along_axis(allp, o, axis=1)
+                row_tau = best_p.max(axis=1)
+            else:
+                _merge_rows_sparse(best_i, best_p, row_tau, p, c0, kk_row)
+        exact = _exact_candidates(q, B, best_i, metric)
+        order = np.argsort(exact, axis=1, kind="stable")[:, :k]
+        dist = np.take_along_axis(exact, order, axis=1)
+        if kk_row >= n_b:
+            ok = np.ones(len(rows), dtype=bool)
+        else:
+            edge = screen.full(best_p).max(axis=1) - qp["bound"]
+            last = dist[:, -1] ** 2 * (1 + 1e-12) if metric == "euclidean" else dist[:, -1] * (1 + 1e-12)
+            ok = last < edge
+        dists.append(dist)
+        idxs.append(np.take_along_axis(best_i, order, axis=1))
+        oks.append(ok)
+        columns.end_block()
+        if progress is not None:
+            progress(len(rows))
+    columns.compact()
+    return np.vstack(dists), np.vstack(idxs), np.concatenate(oks), columns.idx, columns.prox
+
+
+def _both_ways_screened(A, B, *, k, metric, n_jobs, progress):
+    screen = _SymmetricScreen(B, metric)
+    n_a, n_b = _n_rows(A), _n_rows(B)
+    kk_row, kk_col = min(k + 2, n_b), min(k + 2, n_a)
+    n_parts = max(1, min(n_jobs, -(-n_a // _SCREEN_ROWS)))
+    per = -(-n_a // n_parts)
+    parts_at = [(r0, min(n_a, r0 + per)) for r0 in range(0, n_a, per)]
+
+    def run(r0, r1):
+        return _both_ways_part(screen, A, B, r0, r1, k, metric, kk_row, kk_col, progress)
+
+    if len(parts_at) == 1:
+        parts = [run(*parts_at[0])]
+    else:
+        with threadpool_limits(limits=1, user_api="blas"):
+            parts = Parallel(n_jobs=len(parts_at), prefer="threads")(delayed(run)(*r) for r in parts_at)
+    dist_ab = np.vstack([p[0] for p in parts])
+    idx_ab = np.vstack([p[1] for p in parts]).astype(np.int64)
+    ok_ab = np.concatenate([p[2] for p in parts])
+    col_i = np.hstack([p[3] for p in parts])
+    col_p = np.hstack([p[4] for p in parts])
+    if col_i.shape[1] > kk_col:
+        o = np.argpartition(col_p, kk_col - 1, axis=1)[:, :kk_col]
+        col_i, col_p = np.take_along_axis(col_i, o, axis=1), np.take_along_axis(col_p, o, axis=1)
+    # B -> A: exact distances of each B row to its candidate A rows, and the margin test per B row
+    a_norm_max = float(screen.query_norms(A).max())
+    col_bound = screen.pair_bound(a_norm_max, screen.ref_norms)
+    step = 4096
+    dist_ba = np.empty((n_b, k))
+    idx_ba = np.empty((n_b, k), dtype=np.int64)
+    ok_ba = np.ones(n_b, dtype=bool)
+    for s in range(0, n_b, step):
+        sl = slice(s, min(n_b, s + step))
+        exact = _exact_candidates(_take(B, sl), A, col_i[sl], metric)
+        order = np.argsort(exact, axis=1, kind="stable")[:, :k]
+        dist_ba[sl] = np.take_along_axis(exact, order, axis=1)
+        idx_ba[sl] = np.take_along_axis(col_i[sl], order, axis=1)
+        if kk_col < n_a:
+            edge = screen.full(col_p[sl]).max(axis=1) - col_bound[sl]
+            last = dist_ba[sl, -1]
+            last = last**2 * (1 + 1e-12) if metric == "euclidean" else last * (1 + 1e-12)
+            ok_ba[sl] = last < edge
+    # rows whose margin test failed (ties or near-ties): the one-way screened search, which widens the
+    # candidate set and ends in brute force
+    for ok, q, r, d, i in ((ok_ab, A, B, dist_ab, idx_ab), (ok_ba, B, A, dist_ba, idx_ba)):
+        bad = np.flatnonzero(~ok)
+        if bad.size:
+            d[bad], i[bad] = _screened_search(
+                _take(q, bad), r, k=k, metric=metric, exclude_self=False, n_jobs=n_jobs, progress=None
+            )
+    return (dist_ab, idx_ab), (dist_ba, idx_ba)
+
+
+def kneighbors_both_ways(
+    a: Table,
+    b: Table,
+    *,
+    k: int = 1,
+    metric: str = "mixed",
+    algorithm: str = "auto",
+    n_jobs: int = 2,
+    progress: Callable[[int], None] | None = None,
+) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """Exact ``k`` nearest neighbours of the rows of ``a`` in ``b`` AND of the rows of ``b`` in ``a``.
+
+    Equal to ``(kneighbors(a, b, k=k), kneighbors(b, a, k=k))`` (distances exactly, ties included) but with
+    one pass over the ``a x b`` float32 proxies instead of two: each block of proxies updates both the
+    candidates of its ``a`` rows (the ``k + 2`` smallest along the row) and those of its ``b`` rows (the
+    ``k + 2`` smallest down the column, kept with a running threshold so that a block costs one comparison
+    per entry once the candidates have settled). Both directions are then decided exactly in float64 and
+    proved complete as in :func:`kneighbors` (non-candidates have proxy >= the largest candidate proxy,
+    hence exact distance >= that minus the error bound of the pair); rows of either side whose test fails
+    are searched again by the one-way screened search (more candidates, then brute force).
+
+    Parameters
+    ----------
+    a, b : MixedArrays or ndarray
+    k : int
+        Number of neighbours in each direction (at most ``min(len(a), len(b))``).
+    metric : {"mixed", "euclidean", "manhattan"}
+    algorithm : {"auto", "screened", "blocked", "kdtree"}
+        ``"auto"`` and ``"screened"`` use the shared pass where :func:`kneighbors` would screen; a KD-tree
+        (``"auto"`` on few complete numeric columns, or ``"kdtree"``) and ``"blocked"`` run the two
+        directions separately.
+    n_jobs : int
+        Threads (the rows of ``a`` are split into ``n_jobs`` contiguous parts).
+    progress : callable, optional
+        Called with the number of ``a`` rows finished after each block.
+
+    Returns
+    -------
+    (dist_ab, idx_ab), (dist_ba, idx_ba) : ndarrays of shapes (len(a), k) and (len(b), k)
+        Ascending distances and int64 row indices into ``b`` and ``a`` respectively.
+    """
+    check_choice("metric", metric, METRICS, owner="kneighbors_both_ways")
+    check_choice("algorithm", algorithm, ALGORITHMS, owner="kneighbors_both_ways")
+    k = check_positive_int("k", k, owner="kneighbors_both_ways")
+    n_jobs = check_positive_int("n_jobs", n_jobs, owner="kneighbors_both_ways")
+    _check_pair(a, b, metric)
+    n_a, n_b = _n_rows(a), _n_rows(b)
+    if k > min(n_a, n_b):
+        raise MipkitValueError(
+            f"The 'k' parameter of kneighbors_both_ways must be at most {min(n_a, n_b)} (rows of the smaller "
+            f"table). Got {k} instead."
+        )
+    if metric == "mixed":
+        tree_ok = a.codes.shape[1] == 0 and not (np.isnan(a.numeric).any() or np.isnan(b.numeric).any())
+        n_feat = a.numeric.shape[1]
+    else:
+        tree_ok, n_feat = True, a.shape[1]
+    one_way = algorithm in ("kdtree", "blocked") or (algorithm == "auto" and tree_ok and n_feat <= 10)
+    if one_way or n_a == 0 or n_b == 0:
+        kw = {"k": k, "metric": metric, "algorithm": algorithm, "n_jobs": n_jobs}
+        return kneighbors(a, b, progress=progress, **kw), kneighbors(b, a, **kw)
+    return _both_ways_screened(a, b, k=k, metric=metric, n_jobs=n_jobs, progress=progress)
 
 
 def kneighbors(

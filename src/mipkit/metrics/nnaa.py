@@ -38,13 +38,13 @@ Each term ``term_T = 1/(n_T n_S) sum_i g_T(i)`` and ``term_S`` is returned separ
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from mipkit._random import RandomState, check_random_state
 from mipkit._validation import MipkitValueError, check_choice, check_positive_int, check_probability
-from mipkit.data.distance import Table, _n_rows, _take, kneighbors
+from mipkit.data.distance import Table, _n_rows, _take, kneighbors, kneighbors_both_ways
 
 TIES = ("average", "strict", "nonstrict")
 
@@ -77,6 +77,10 @@ class AdversarialAccuracy:
         ``"average"`` (eq. 4.5), ``"strict"`` (eq. 4.1) or ``"nonstrict"``.
     per_record_t, per_record_s : ndarray
         ``g(i) / n_other`` of each point (in [0, 1]); their means are the terms.
+    distances_t_to_s, distances_s_to_t : ndarray of shape (n, 2)
+        The two nearest distances of each ``T`` point in ``S`` (and of each ``S`` point in ``T``), when
+        computed from tables; ``distances_t_to_s[:, 0]`` is the distance to closest record of ``T`` in ``S``
+        (reused by the DCR attack on the same tables instead of searching again).
     """
 
     term_t: float
@@ -86,6 +90,8 @@ class AdversarialAccuracy:
     ties: str = "average"
     per_record_t: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False, compare=False)
     per_record_s: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False, compare=False)
+    distances_t_to_s: np.ndarray = field(default_factory=lambda: np.empty((0, 2)), repr=False, compare=False)
+    distances_s_to_t: np.ndarray = field(default_factory=lambda: np.empty((0, 2)), repr=False, compare=False)
 
     @property
     def value(self) -> float:
@@ -146,16 +152,17 @@ def adversarial_accuracy(
 ) -> AdversarialAccuracy:
     """Unbiased nearest-neighbour adversarial accuracy of two tables (Pedersen eqs. 4.1-4.8).
 
-    Four exact neighbour searches (:func:`mipkit.data.distance.kneighbors`): ``T`` in ``T`` (leave-one-out,
-    k=1), ``T`` in ``S`` (k=2), ``S`` in ``S`` (leave-one-out, k=1), ``S`` in ``T`` (k=2). The expectation is
-    1/2 only when ``|T| = |S|``; :func:`privacy_loss` subsamples to equal sizes.
+    Exact neighbour searches (:mod:`mipkit.data.distance`): ``T`` in ``T`` and ``S`` in ``S``
+    (leave-one-out, k=1), and ``T`` in ``S`` together with ``S`` in ``T`` (k=2) in one pass over the
+    ``T x S`` distances (:func:`~mipkit.data.distance.kneighbors_both_ways`). The expectation is 1/2 only
+    when ``|T| = |S|``; :func:`privacy_loss` subsamples to equal sizes.
     """
     kw = {"metric": metric, "n_jobs": n_jobs, "progress": progress}
     t_own, _ = kneighbors(T, T, k=1, exclude_self=True, **kw)
-    t_other, _ = kneighbors(T, S, k=2, **kw)
     s_own, _ = kneighbors(S, S, k=1, exclude_self=True, **kw)
-    s_other, _ = kneighbors(S, T, k=2, **kw)
-    return adversarial_accuracy_from_distances(t_own[:, 0], t_other, s_own[:, 0], s_other, ties=ties)
+    (t_other, _), (s_other, _) = kneighbors_both_ways(T, S, k=2, **kw)
+    aa = adversarial_accuracy_from_distances(t_own[:, 0], t_other, s_own[:, 0], s_other, ties=ties)
+    return replace(aa, distances_t_to_s=t_other, distances_s_to_t=s_other)
 
 
 def adversarial_accuracy_naive(
