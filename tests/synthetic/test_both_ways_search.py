@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 import pytest
 
-import mipkit.data.distance as dist_mod
 from mipkit.data.distance import kneighbors_both_ways, pairwise_distances
 from mipkit.data.tables import check_tables, encode_mixed
 from mipkit.metrics.nnaa import adversarial_accuracy, adversarial_accuracy_naive
@@ -16,14 +14,7 @@ def _brute(D: np.ndarray, k: int) -> np.ndarray:
     return np.sort(D, axis=1)[:, :k]
 
 
-@pytest.fixture(params=["one_chunk", "many_chunks"])
-def chunking(request, monkeypatch):
-    """Small blocks, chunks and tiles: the column thresholds, buffer merges and remainders all run."""
-    if request.param == "many_chunks":
-        monkeypatch.setattr(dist_mod, "_SCREEN_COLS", 96)
-        monkeypatch.setattr(dist_mod, "_TILE", 8)
-        monkeypatch.setattr(dist_mod, "_SCREEN_ROWS", 7)
-    return request.param
+SCREEN_ROWS = 7  # query-block height of the "many_chunks" configuration (conftest)
 
 
 def _manhattan(A, B):
@@ -57,23 +48,9 @@ def test_both_ways_numeric_equals_brute_force(chunking, metric, discrete):
             np.testing.assert_array_equal(DT[np.arange(len(B))[:, None], i_ba], d_ba)
 
 
-def _mixed(n, rng):
-    df = pd.DataFrame(
-        {
-            "age": rng.integers(20, 26, n).astype(float),
-            "hours": rng.choice([20.0, 40.0, 60.0], n),
-            "c1": rng.choice(["a", "b", "c"], n),
-            "c2": rng.choice(["p", "q"], n),
-        }
-    )
-    df.loc[rng.random(n) < 0.1, "hours"] = np.nan
-    df.loc[rng.random(n) < 0.1, "c1"] = None
-    return df
-
-
-def test_both_ways_mixed_equals_brute_force(chunking):
+def test_both_ways_mixed_equals_brute_force(chunking, make_discrete_mixed_table):
     rng = np.random.default_rng(4)
-    o, s = _mixed(230, rng), _mixed(190, rng)
+    o, s = make_discrete_mixed_table(230, rng), make_discrete_mixed_table(190, rng)
     schema = check_tables(o, {"synthetic": s})
     A, B = encode_mixed(o, schema), encode_mixed(s, schema)
     D, DT = pairwise_distances(A, B), pairwise_distances(B, A)

@@ -18,14 +18,7 @@ def _brute(D: np.ndarray, k: int, exclude_self: bool) -> np.ndarray:
     return np.sort(D, axis=1)[:, :k]
 
 
-@pytest.fixture(params=["one_chunk", "many_chunks"])
-def chunking(request, monkeypatch):
-    """Small chunks and tiles so that the tile selection, remainders and chunk merges all run."""
-    if request.param == "many_chunks":
-        monkeypatch.setattr(dist_mod, "_SCREEN_COLS", 96)
-        monkeypatch.setattr(dist_mod, "_TILE", 8)
-        monkeypatch.setattr(dist_mod, "_SCREEN_ROWS", 37)
-    return request.param
+SCREEN_ROWS = 37  # query-block height of the "many_chunks" configuration (conftest)
 
 
 @pytest.mark.parametrize("metric", ["euclidean", "manhattan"])
@@ -57,25 +50,11 @@ def test_screened_numeric_equals_brute_force(chunking, metric, exclude_self, dis
                 assert not np.any(idx == np.arange(len(A))[:, None])
 
 
-def _mixed_discrete(n, rng):
-    df = pd.DataFrame(
-        {
-            "age": rng.integers(20, 26, n).astype(float),
-            "hours": rng.choice([20.0, 40.0, 60.0], n),
-            "c1": rng.choice(["a", "b", "c"], n),
-            "c2": rng.choice(["p", "q"], n),
-        }
-    )
-    df.loc[rng.random(n) < 0.1, "hours"] = np.nan
-    df.loc[rng.random(n) < 0.1, "c1"] = None
-    return df
-
-
 @pytest.mark.parametrize("exclude_self", [False, True])
-def test_screened_mixed_equals_brute_force(chunking, exclude_self):
+def test_screened_mixed_equals_brute_force(chunking, exclude_self, make_discrete_mixed_table):
     rng = np.random.default_rng(3)
-    o = _mixed_discrete(300, rng)
-    s = o if exclude_self else _mixed_discrete(211, rng)
+    o = make_discrete_mixed_table(300, rng)
+    s = o if exclude_self else make_discrete_mixed_table(211, rng)
     schema = check_tables(o, {"synthetic": s})
     A, B = encode_mixed(o, schema), encode_mixed(s, schema)
     D = pairwise_distances(A, B)

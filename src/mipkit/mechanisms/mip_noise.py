@@ -574,6 +574,26 @@ def _calibrate(
     return _Calibrated(noise, cert)
 
 
+def _calibrate_from_params(p: dict, *, dim: int, sigma, outputs, seed, random_state) -> _Calibrated:
+    """:func:`_calibrate` on the validated parameters ``p`` of :class:`MIPNoise` or :func:`mip_release`."""
+    return _calibrate(
+        eta=p["eta"],
+        calibration=p["calibration"],
+        dim=dim,
+        sigma=sigma,
+        outputs=outputs,
+        confidence=p["confidence"],
+        moment=p["moment"],
+        norm_order=p["norm_order"],
+        sensitivity=p["sensitivity"],
+        sensitivity_norm=p["sensitivity_norm"],
+        choose=p["choose"],
+        train_on=p["train_on"],
+        seed=seed,
+        random_state=random_state,
+    )
+
+
 def _check_common(
     owner: str,
     *,
@@ -800,19 +820,11 @@ class MIPNoise(MetaEstimatorMixin, BaseEstimator):
                 n_jobs=self.n_jobs,
                 progress=progress,
             )
-        cal = _calibrate(
-            eta=p["eta"],
-            calibration=p["calibration"],
+        cal = _calibrate_from_params(
+            p,
             dim=theta.size,
             sigma=self.sigma,
             outputs=outputs,
-            confidence=p["confidence"],
-            moment=p["moment"],
-            norm_order=p["norm_order"],
-            sensitivity=p["sensitivity"],
-            sensitivity_norm=p["sensitivity_norm"],
-            choose=p["choose"],
-            train_on=p["train_on"],
             seed=_seed_of(self.random_state),
             random_state=seed_boot,
         )
@@ -920,21 +932,8 @@ def mip_release(
     if sigma is None:
         seeds = spawn_seeds(seed_fits, p["n_estimates"])
         outputs = np.stack([evaluate(_half(n, s)) for s in seeds])
-    cal = _calibrate(
-        eta=p["eta"],
-        calibration=p["calibration"],
-        dim=theta.size,
-        sigma=sigma,
-        outputs=outputs,
-        confidence=p["confidence"],
-        moment=p["moment"],
-        norm_order=p["norm_order"],
-        sensitivity=p["sensitivity"],
-        sensitivity_norm=p["sensitivity_norm"],
-        choose=p["choose"],
-        train_on=p["train_on"],
-        seed=_seed_of(random_state),
-        random_state=seed_boot,
+    cal = _calibrate_from_params(
+        p, dim=theta.size, sigma=sigma, outputs=outputs, seed=_seed_of(random_state), random_state=seed_boot
     )
     value = theta + cal.noise.sample(1, random_state=seed_noise)[0]
     return MIPRelease(value=value, certificate=cal.certificate, noise=cal.noise)
