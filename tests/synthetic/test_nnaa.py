@@ -140,3 +140,24 @@ def test_kneighbors_self_exclusion_keeps_duplicates():
     d, i = kneighbors(X, X, k=1, exclude_self=True, metric="euclidean", algorithm="blocked")
     assert d[:, 0].tolist() == [0.0, 0.0, 1.0]
     assert i[:2, 0].tolist() == [1, 0]
+
+
+@settings(max_examples=12, deadline=None, derandomize=True)  # a statistical check: fixed examples
+@given(
+    n=st.integers(4, 12),
+    dim=st.integers(1, 4),
+    law=st.sampled_from(["normal", "uniform", "exponential"]),
+    seed=st.integers(0, 2**31 - 1),
+)
+def test_property_unbiased_aa_is_one_half_for_any_common_distribution(n, dim, law, seed):
+    """E[AA] = 1/2 whenever T and S are samples of one continuous distribution (Pedersen, eq. 4.1)."""
+    rng = np.random.default_rng(seed)
+    draw = {"normal": rng.normal, "uniform": rng.uniform, "exponential": rng.exponential}[law]
+    values = np.array(
+        [
+            adversarial_accuracy(draw(size=(n, dim)), draw(size=(n, dim)), metric="euclidean", n_jobs=1).value
+            for _ in range(150)
+        ]
+    )
+    half = 3.89 * values.std(ddof=1) / np.sqrt(values.size)  # 99.99% normal interval of the mean
+    assert abs(values.mean() - 0.5) <= half
