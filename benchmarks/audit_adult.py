@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
     import warnings
 
     warnings.filterwarnings("ignore", message=".*Maximum iterations.*")
-    results = run_audit(config, work, progress=True, dataset=ds)
+    results = run_audit(config, work, dataset=ds).to_dict()
     seconds = time.perf_counter() - t0
 
     keep.mkdir(parents=True, exist_ok=True)

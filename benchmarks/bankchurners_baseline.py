@@ -43,9 +43,10 @@ def fw_model(numeric: bool):
 
 
 def main() -> None:
-    from mipkit.attacks.inference import is_correct, model_guesses, most_frequent_guesses
+    from mipkit.attacks.inference import model_guesses, most_frequent_guesses
     from mipkit.data.io import read_table
     from mipkit.data.tables import check_tables
+    from mipkit.metrics.inference import is_correct
 
     df = read_table(DATA / "bankchurners" / "BankChurners.csv")
     df = df.drop(columns=["CLIENTNUM", *[c for c in df.columns if c.startswith("Naive_Bayes")]])

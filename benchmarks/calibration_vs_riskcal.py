@@ -30,8 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from mipkit.accounting.calibrate import calibrate_dpsgd
-from mipkit.accounting.pld import dpsgd_curve
+from mipkit.accounting import SubsampledGaussian, calibrate, dpsgd_family, target_from_dict, tradeoff_curve
 from mipkit.report import write_json_atomic
 
 RESULTS = Path(__file__).resolve().parent / "results" / "calibration_vs_riskcal.json"
@@ -67,7 +66,7 @@ def _fine_risk(spec: dict, noise: float, q: float, steps: int, grid: float) -> d
     """Risk of ``noise`` on one fine pessimistic PLD, evaluated by mipkit and by riskcal."""
     from riskcal.analysis import get_beta_from_pld
 
-    curve = dpsgd_curve(noise, q, steps, value_discretization_interval=grid)
+    curve = tradeoff_curve(SubsampledGaussian(noise, q, steps), value_discretization_interval=grid)
     if spec["target"] == "advantage":
         ours = curve.advantage()
         theirs = float(curve.pld.get_delta_for_epsilon(0.0))  # riskcal's get_advantage_from_pld
@@ -89,7 +88,8 @@ def run(
         for spec in TARGETS[:1] if quick else TARGETS:
             extra = {"fpr": spec["fpr"]} if "fpr" in spec else {}
             t0 = time.perf_counter()
-            ours = calibrate_dpsgd(spec["target"], spec["value"], sample_rate=q, steps=steps, **extra)
+            target = target_from_dict({"name": spec["target"], "value": spec["value"], **extra})
+            ours = calibrate(dpsgd_family(q, steps), target)
             t_ours = time.perf_counter() - t0
             row = {
                 "sample_rate": q,

@@ -31,8 +31,8 @@ from pathlib import Path
 
 import numpy as np
 
+from mipkit.mechanisms import IZZO_CONSTANT
 from mipkit.mechanisms.dp_noise import gaussian_sigma_for_eta, laplace_scale_for_eta
-from mipkit.mechanisms.mip_noise import IZZO_CONSTANT
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SIGMA_BOUND = math.sqrt(5.0)

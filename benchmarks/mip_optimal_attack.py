@@ -25,7 +25,8 @@ from sklearn.datasets import load_breast_cancer
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
-from mipkit.attacks.bayes import mip_game, most_exposed_targets
+from mipkit.attacks.bayes import membership_posterior, most_exposed_targets
+from mipkit.game import mip_game
 from mipkit.mechanisms import calibrate_noise, estimate_spread, fit_on_halves
 
 RESULTS = Path(__file__).resolve().parent / "results"
@@ -59,6 +60,7 @@ def main() -> dict:
                     game_out,
                     game_halves,
                     noise,
+                    attack=membership_posterior,
                     targets=targets,
                     n_releases=N_REL,
                     reference=(ref_out, ref_halves),

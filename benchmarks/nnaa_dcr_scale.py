@@ -80,8 +80,9 @@ def main() -> None:
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
 
-    from mipkit.attacks.distance import dcr_attack, dcr_baseline_protection, distance_to_closest_record
+    from mipkit.attacks.distance import distance_to_closest_record
     from mipkit.data.tables import check_tables, encode_mixed
+    from mipkit.metrics.dcr import dcr_attack, dcr_baseline_protection
     from mipkit.metrics.nnaa import adversarial_accuracy
 
     rng = np.random.default_rng(0)

@@ -136,8 +136,7 @@ def main() -> None:
     ap.add_argument("--inference-only", action="store_true", help="only the timed comparison with anonymeter")
     args = ap.parse_args()
 
-    from mipkit.attacks.inference import attribute_inference
-    from mipkit.workflows.audit_synthetic import audit_synthetic
+    from mipkit.workflows.audit_synthetic import attribute_inference, audit_synthetic
 
     original, syn, ctl = load_adult_trio()
     print(f"original {len(original)}, synthetic {len(syn)}, control {len(ctl)} rows")
@@ -157,7 +156,7 @@ def main() -> None:
         random_state=args.seed,
     )
     t_full = time.perf_counter() - t
-    res.pop("_frames")
+    res = res.to_dict()
 
     # --- the anonymeter-equivalent attack alone (nearest neighbour, control risk), timed -----
     from mipkit.data.tables import check_tables
@@ -241,9 +240,9 @@ def main() -> None:
 
 def compare_inference(args, original, syn, ctl) -> None:
     """Only the timed attribute-inference comparison (mipkit first, then anonymeter, back to back)."""
-    from mipkit.attacks.inference import attribute_inference
     from mipkit.data.tables import check_tables
     from mipkit.report.results import write_json_atomic
+    from mipkit.workflows.audit_synthetic import attribute_inference
 
     load0 = os.getloadavg()[0]
 

@@ -7,10 +7,30 @@ Three parts, one direction of data flow (see ``docs`` and the README):
 * ``mipkit.mechanisms`` (protect): mechanisms that reach a risk target;
 * ``mipkit.game``, ``mipkit.attacks``, ``mipkit.metrics``, ``mipkit.report`` (audit): what attackers
   achieve empirically, with confidence intervals.
+
+``import mipkit`` is light (it imports neither numpy nor any subpackage), so that the command line starts
+fast; :class:`MipkitValueError` is loaded on first access.
 """
 
-from mipkit._validation import MipkitValueError
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
 __all__ = ["MipkitValueError", "__version__"]
+
+if TYPE_CHECKING:  # pragma: no cover
+    from mipkit._validation import MipkitValueError
+
+
+def __getattr__(name: str) -> Any:
+    if name == "MipkitValueError":
+        from mipkit._validation import MipkitValueError
+
+        return MipkitValueError
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

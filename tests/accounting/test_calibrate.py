@@ -1,8 +1,10 @@
-"""Noise calibration to a risk target: closed-form oracles, minimality, safe side, DP-SGD, errors."""
+"""Noise calibration to a risk target: closed-form oracles, minimality, safe side, DP-SGD, errors, and the
+results recorded before the calibration routine was unified (they must not move)."""
 
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 
 import numpy as np
@@ -12,17 +14,46 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from mipkit import MipkitValueError
-from mipkit.accounting.calibrate import (
+from mipkit.accounting import (
+    GDP,
+    AdvantageTarget,
     Calibration,
-    RiskTarget,
+    GaussianMechanism,
+    LaplaceMechanism,
+    MechanismFamily,
+    SubsampledGaussian,
     calibrate,
-    calibrate_dpsgd,
-    calibrate_gaussian,
-    calibrate_laplace,
+    dpsgd_family,
+    gaussian_family,
+    laplace_family,
+    target_from_dict,
+    tradeoff_curve,
 )
-from mipkit.accounting.pld import dpsgd_curve
 
 Phi, Phinv = stats.norm.cdf, stats.norm.ppf
+
+
+def _target(name: str, value: float, **params):
+    return target_from_dict({"name": name, "value": value, **params})
+
+
+def calibrate_gaussian(target: str, value: float, *, sensitivity: float = 1.0, **params) -> Calibration:
+    return calibrate(gaussian_family(sensitivity), _target(target, value, **params))
+
+
+def calibrate_laplace(target: str, value: float, *, sensitivity: float = 1.0, **params) -> Calibration:
+    return calibrate(laplace_family(sensitivity), _target(target, value, **params))
+
+
+def calibrate_dpsgd(target: str, value: float, *, sample_rate: float, steps: int, **params) -> Calibration:
+    grids = {k: params.pop(k) for k in ("value_discretization_interval", "rtol") if k in params}
+    return calibrate(dpsgd_family(sample_rate, steps), _target(target, value, **params), **grids)
+
+
+def dpsgd_curve(z: float, q: float, steps: int, value_discretization_interval: float | None = None):
+    return tradeoff_curve(
+        SubsampledGaussian(z, q, steps), value_discretization_interval=value_discretization_interval
+    )
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -88,6 +119,7 @@ VALUES = {"eta": 0.05, "advantage": 0.2, "tpr-at-fpr": 0.1, "success": 0.3, "pre
 def test_gaussian_meets_target_and_is_minimal(target, sens):
     res = calibrate_gaussian(target, VALUES[target], sensitivity=sens, **PARAMS[target])
     assert isinstance(res, Calibration) and res.parameter_name == "sigma" and res.converged
+    assert res.mechanism == GaussianMechanism(res.noise, sens)
     assert res.achieved <= res.target_value and res.achieved_fine <= res.target_value
     assert gauss_risk(target, res.noise, sens, **PARAMS[target]) <= VALUES[target] + 1e-9
     assert gauss_risk(target, res.noise * (1 - 1e-6), sens, **PARAMS[target]) > VALUES[target]
@@ -160,25 +192,34 @@ def test_dpsgd_full_batch_single_step_is_the_gaussian_mechanism():
     assert res.converged
 
 
-@pytest.mark.parametrize(
-    ("target", "value", "params"),
-    [
-        ("advantage", 0.1, {}),
-        ("eta", 0.05, {}),
-        ("tpr-at-fpr", 0.1, {"fpr": 0.01}),
-        ("success", 0.3, {"baseline": 0.1}),
-        ("precision", 0.5, {"base_rate": 0.02, "recall": 0.1}),
-        ("epsilon", 2.0, {"delta": 1e-5}),
-    ],
-)
-def test_dpsgd_meets_target_on_fine_grid_and_is_minimal(target, value, params):
+# (noise, achieved, achieved_fine) of mipkit's calibration before it became one generic routine (recorded
+# with the previous calibrate_dpsgd at q = 0.1, T = 10, grid 2e-3): the numbers must not move.
+DPSGD_RECORDED = [
+    ("advantage", 0.1, {}, (1.3562274350191639, 0.09998874940530657, 0.0999842612402371)),
+    ("eta", 0.05, {}, (1.3562274350191639, 0.049994374702653284, 0.04999213062011855)),
+    ("tpr-at-fpr", 0.1, {"fpr": 0.01}, (0.6034038575494959, 0.09999891907582245, 0.09999857898814274)),
+    ("success", 0.3, {"baseline": 0.1}, (0.6442333161784627, 0.2999996628434629, 0.2999985291389121)),
+    (
+        "precision",
+        0.5,
+        {"base_rate": 0.02, "recall": 0.1},
+        (0.47438126955097604, 0.4997454408238253, 0.4997442753166609),
+    ),
+    ("epsilon", 2.0, {"delta": 1e-5}, (1.192647886439031, 1.999511949051419, 1.9994919786210794)),
+]
+
+
+@pytest.mark.parametrize(("target", "value", "params", "recorded"), DPSGD_RECORDED)
+def test_dpsgd_meets_target_on_fine_grid_and_is_minimal(target, value, params, recorded):
     q, steps = 0.1, 10
     res = calibrate_dpsgd(
         target, value, sample_rate=q, steps=steps, value_discretization_interval=2e-3, **params
     )
     assert res.converged and res.parameter_name == "noise_multiplier"
     assert res.achieved <= value and res.achieved_fine <= value
-    tgt = RiskTarget(target, value, **params)
+    assert res.mechanism == SubsampledGaussian(res.noise, q, steps)
+    np.testing.assert_allclose((res.noise, res.achieved, res.achieved_fine), recorded, rtol=1e-12, atol=0)
+    tgt = _target(target, value, **params)
     fine = res.details["fine_discretization_interval"]
     # independent re-evaluation on the fine grid: meets the target ...
     assert tgt.risk(dpsgd_curve(res.noise, q, steps, value_discretization_interval=fine)) <= value
@@ -208,8 +249,88 @@ def test_dpsgd_risk_falls_with_noise_so_harder_targets_need_more():
 # ---------------------------------------------------------------------------------------------------
 # The record, the dispatcher and errors
 # ---------------------------------------------------------------------------------------------------
+# ---------------------------------------------------------------------------------------------------
+# The results recorded before the redesign (Gaussian and Laplace, sensitivity 2.5)
+# ---------------------------------------------------------------------------------------------------
+CLOSED_RECORDED = [
+    ("gaussian", "eta", 0.05, {}, (9.94737070137312, 0.049999999999950306)),
+    ("gaussian", "advantage", 0.2, {}, (4.933942344428434, 0.19999999999999996)),
+    ("gaussian", "tpr-at-fpr", 0.1, {"fpr": 0.01}, (2.392810904549149, 0.09999999999981662)),
+    ("gaussian", "success", 0.3, {"baseline": 0.05}, (2.23124017258686, 0.29999999999999993)),
+    (
+        "gaussian",
+        "precision",
+        0.5,
+        {"base_rate": 0.01, "recall": 0.2},
+        (1.2294868233486438, 0.49999999999838973),
+    ),
+    ("gaussian", "epsilon", 1.0, {"delta": 1e-05}, (9.326579087039859, 1.0)),
+    ("laplace", "eta", 0.05, {}, (11.86402697632307, 0.04999999999985737)),
+    ("laplace", "advantage", 0.2, {}, (5.601775147155687, 0.2)),
+    ("laplace", "tpr-at-fpr", 0.1, {"fpr": 0.01}, (1.0857362047608865, 0.09999999999941533)),
+    ("laplace", "success", 0.3, {"baseline": 0.05}, (1.395276566378142, 0.2999999999999909)),
+    (
+        "laplace",
+        "precision",
+        0.5,
+        {"base_rate": 0.01, "recall": 0.2},
+        (0.5440554504705739, 0.49999999998564015),
+    ),
+    ("laplace", "epsilon", 1.0, {"delta": 1e-05}, (2.4999500007499895, 0.9999999999999994)),
+]
+
+
+@pytest.mark.parametrize(("family", "target", "value", "params", "recorded"), CLOSED_RECORDED)
+def test_closed_form_families_reproduce_recorded_results(family, target, value, params, recorded):
+    fn = calibrate_gaussian if family == "gaussian" else calibrate_laplace
+    res = fn(target, value, sensitivity=2.5, **params)
+    noise, achieved = recorded
+    np.testing.assert_allclose(
+        (res.noise, res.achieved, res.achieved_fine), (noise, achieved, achieved), rtol=1e-12
+    )
+    assert res.converged
+
+
+# ---------------------------------------------------------------------------------------------------
+# The generic routine: any family of records
+# ---------------------------------------------------------------------------------------------------
+def test_bare_function_family_matches_the_ready_family():
+    # a plain lambda over GDP: the largest mu with advantage <= 0.1, searched without a closed-form start
+    res = calibrate(lambda m: GDP(1.0 / m), AdvantageTarget(0.1))
+    assert res.parameter_name == "noise" and res.converged
+    assert res.mechanism == GDP(1.0 / res.noise)
+    exact = 1 / (2 * Phinv(0.55))  # 2 Phi(mu/2) - 1 = 0.1 at mu = 1/exact
+    assert res.noise == pytest.approx(exact, rel=1e-9) and res.noise >= exact * (1 - 1e-14)
+    # ... and the same as the Gaussian mechanism's sigma at sensitivity 1
+    assert res.noise == pytest.approx(calibrate(gaussian_family(), AdvantageTarget(0.1)).noise, rel=1e-9)
+
+
+def test_bare_function_family_over_dpsgd_matches_the_ready_family():
+    q, steps = 0.1, 3
+    bare = calibrate(lambda z: SubsampledGaussian(z, q, steps), AdvantageTarget(0.05))
+    ready = calibrate(dpsgd_family(q, steps), AdvantageTarget(0.05))
+    assert bare.details["value_discretization_interval"] == 1e-3 and bare.details["rtol"] == 1e-3
+    assert bare.noise == pytest.approx(ready.noise, rel=2e-3)  # both within rtol of the same root
+    assert bare.achieved_fine <= 0.05 and bare.converged
+
+
+def test_custom_family_with_search_settings():
+    fam = MechanismFamily(
+        build=lambda b: LaplaceMechanism(b, 3.0),
+        parameter_name="scale",
+        low=1e-3,
+        high=1e3,
+        step=2.0,
+        rtol=1e-6,
+    )
+    res = calibrate(fam, AdvantageTarget(0.2))
+    exact = -3.0 / (2 * math.log(0.8))  # 1 - exp(-L / (2b)) = 0.2
+    assert res.noise >= exact * (1 - 1e-14) and res.noise == pytest.approx(exact, rel=1e-6)
+    assert res.details["rtol"] == 1e-6
+
+
 def test_record_is_frozen_and_serialisable():
-    res = calibrate("gaussian", "tpr-at-fpr", 0.2, fpr=0.01, sensitivity=None)
+    res = calibrate_gaussian("tpr-at-fpr", 0.2, fpr=0.01)
     d = res.to_dict()
     for key in (
         "noise",
@@ -225,14 +346,18 @@ def test_record_is_frozen_and_serialisable():
     ):
         assert key in d
     assert d["details"]["fpr"] == 0.01
+    assert d["target"] == "tpr-at-fpr"
+    assert d["mechanism"] == {"name": "gaussian", "sigma": res.noise, "sensitivity": 1.0}
+    json.dumps(d, allow_nan=False)
     with pytest.raises(dataclasses.FrozenInstanceError):
         res.noise = 1.0  # type: ignore[misc]
     assert np.isfinite(d["seconds"]) and d["seconds"] >= 0
 
 
-def test_dispatcher_routes():
-    assert calibrate("laplace", "advantage", 0.1).mechanism == "laplace"
-    assert calibrate("dpsgd", "advantage", 0.05, sample_rate=0.1, steps=3).mechanism == "dpsgd"
+def test_families_name_their_records():
+    assert calibrate_laplace("advantage", 0.1).mechanism.name == "laplace"
+    res = calibrate_dpsgd("advantage", 0.05, sample_rate=0.1, steps=3)
+    assert res.mechanism.name == "subsampled_gaussian" and res.to_dict()["mechanism"]["steps"] == 3
 
 
 @pytest.mark.parametrize(
@@ -251,16 +376,38 @@ def test_dispatcher_routes():
         (lambda: calibrate_gaussian("epsilon", -1.0, delta=1e-5), "epsilon"),
         (lambda: calibrate_gaussian("epsilon", 1.0, delta=1.0), "delta"),
         (lambda: calibrate_gaussian("bogus", 0.1), "target"),
+        (lambda: calibrate(gaussian_family(), "advantage"), "target"),
+        (lambda: calibrate(42, AdvantageTarget(0.1)), "callable"),
+        (lambda: calibrate(gaussian_family(), AdvantageTarget(0.1), rtol=0.5), "rtol"),
+        (
+            lambda: calibrate(dpsgd_family(0.1, 3), AdvantageTarget(0.01), value_discretization_interval=2.0),
+            "value",
+        ),
+        (
+            lambda: calibrate(
+                dpsgd_family(0.1, 3),
+                AdvantageTarget(0.01),
+                value_discretization_interval=1e-3,
+                fine_discretization_interval=2e-3,
+            ),
+            "fine",
+        ),
+        (
+            lambda: calibrate(
+                MechanismFamily(build=LaplaceMechanism, low=100.0, high=1e4), AdvantageTarget(0.1)
+            ),
+            "met by any noise",
+        ),
         (lambda: calibrate_gaussian("advantage", 0.1, sensitivity=0.0), "sensitivity"),
         (lambda: calibrate_dpsgd("advantage", 0.1, sample_rate=0.0, steps=10), "sample_rate"),
         (lambda: calibrate_dpsgd("advantage", 0.1, sample_rate=1.5, steps=10), "sample_rate"),
         (lambda: calibrate_dpsgd("advantage", 0.1, sample_rate=0.1, steps=0), "steps"),
         (lambda: calibrate_dpsgd("epsilon", 1.0, sample_rate=0.1, steps=10, delta=0.0), "unreachable"),
-        (lambda: calibrate("gaussian", "advantage", 0.1, steps=10), "dpsgd"),
         (lambda: calibrate_dpsgd("advantage", 0.3, sample_rate=0.1, steps=3), "any noise"),
         (lambda: calibrate_dpsgd("tpr-at-fpr", 0.5, sample_rate=0.1, steps=3, fpr=0.01), "any noise"),
-        (lambda: calibrate("dpsgd", "advantage", 0.1, sample_rate=0.1), "steps"),
-        (lambda: calibrate("uniform", "advantage", 0.1), "mechanism"),
+        (lambda: calibrate_dpsgd("advantage", 0.1, sample_rate=0.1, steps=None), "steps"),
+        (lambda: gaussian_family(-1.0), "sensitivity"),
+        (lambda: laplace_family(0.0), "sensitivity"),
     ],
 )
 def test_errors(call, match):

@@ -7,6 +7,7 @@ import json
 import pytest
 from scipy import stats
 
+from mipkit.accounting import SubsampledGaussian, mechanism_from_dict
 from mipkit.cli import main
 
 
@@ -22,7 +23,8 @@ def test_gaussian_advantage_json(capsys):
     res = _run_json(capsys, ["--mechanism", "gaussian", "--target", "advantage", "--value", "0.1"])
     for key in ("noise", "achieved", "seconds", "target", "mechanism", "converged", "target_value"):
         assert key in res
-    assert res["mechanism"] == "gaussian" and res["target"] == "advantage" and res["converged"] is True
+    assert res["mechanism"] == {"name": "gaussian", "sigma": res["noise"], "sensitivity": 1.0}
+    assert res["target"] == "advantage" and res["converged"] is True
     # 2 Phi(1/(2 sigma)) - 1 = 0.1
     assert res["noise"] == pytest.approx(1 / (2 * stats.norm.ppf(0.55)), rel=1e-10)
     assert res["achieved"] <= 0.1 and res["achieved_fine"] <= 0.1
@@ -46,6 +48,8 @@ def test_laplace_and_precision_json(capsys):
         + ["--recall", "0.1"],
     )
     assert res["parameter_name"] == "scale" and res["achieved"] <= 0.5
+    assert res["mechanism"]["name"] == "laplace" and res["mechanism"]["scale"] == res["noise"]
+    assert res["details"]["base_rate"] == 0.01 and res["details"]["recall"] == 0.1
 
 
 def test_dpsgd_json(capsys):
@@ -64,7 +68,14 @@ def test_dpsgd_json(capsys):
             "0.05",
         ],
     )
-    assert res["parameter_name"] == "noise_multiplier" and res["mechanism"] == "dpsgd"
+    assert res["parameter_name"] == "noise_multiplier"
+    assert res["mechanism"] == {
+        "name": "subsampled_gaussian",
+        "noise_multiplier": res["noise"],
+        "sample_rate": 0.1,
+        "steps": 10,
+    }
+    assert mechanism_from_dict(res["mechanism"]) == SubsampledGaussian(res["noise"], 0.1, 10)
     assert res["achieved"] <= 0.05 and res["achieved_fine"] <= 0.05 and res["converged"] is True
     assert res["details"]["sample_rate"] == 0.1 and res["details"]["steps"] == 10
 
@@ -155,3 +166,13 @@ def test_bad_input_exits_2_with_one_line(capsys, args):
     assert "Traceback" not in err
     if "Usage:" not in err:  # usage errors (missing/unparsable option) are click's; ours are one line
         assert len(err.strip().splitlines()) == 1 and err.startswith("mipkit: error:")
+
+
+def test_plain_language_helpers():
+    from mipkit.report.plain_language import format_risk, pct, skew
+
+    # a risk a hair below its target is not printed as the target itself
+    assert format_risk(0.5 - 1.5e-12, 0.5) == "0.5 - 1.5e-12"
+    assert format_risk(0.0999421, 0.1) == "0.0999421"
+    assert (pct(1.0), pct(0.99971), pct(0.1234), pct(0.004)) == ("100%", "99.97%", "12.3%", "0.4%")
+    assert skew(1 / 11) == "1 in 11 (1:10)"

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 
@@ -55,7 +54,9 @@ def test_risk_mu_and_gaussian_sigma_agree(capsys) -> None:
             "0.01",
         ],
     )
-    assert b["mechanism"]["mu"] == 0.5
+    assert a["mechanism"] == {"name": "gdp", "mu": 0.5}
+    assert b["mechanism"] == {"name": "gaussian", "sigma": 4.0, "sensitivity": 2.0}
+    assert b["curve"] == {"curve": "GaussianCurve", "mechanism": b["mechanism"], "mu": 0.5}
     for key in ("eta", "advantage", "tpr_at_fpr", "success_bound", "precision_at_base_rate"):
         assert a[key] == b[key]
     assert a["eta"] == pytest.approx(stats.norm.cdf(0.25) - 0.5)
@@ -65,19 +66,34 @@ def test_risk_mu_and_gaussian_sigma_agree(capsys) -> None:
     assert "epsilon" not in a
 
 
+def test_risk_pure_epsilon_names_one_record(capsys) -> None:
+    res = _run_json(capsys, ["--epsilon", "1"])
+    assert res["mechanism"] == {"name": "pure_dp", "epsilon": 1.0}
+    assert res["curve"]["mechanism"] == res["mechanism"]
+    assert res["epsilon"] == pytest.approx(1.0) and res["delta"] == 0.0  # reported at delta 0
+    # Thm 4: eta = 1/(1 + e^-1) - 1/2
+    assert res["eta"] == pytest.approx(1 / (1 + math.exp(-1)) - 0.5, abs=1e-15)
+
+
 def test_risk_laplace(capsys) -> None:
     res = _run_json(capsys, ["--laplace-scale", "2", "--delta", "0"])
+    assert res["mechanism"] == {"name": "laplace", "scale": 2.0, "sensitivity": 1.0}
+    assert res["curve"]["epsilon"] == 0.5
     assert res["advantage"] == pytest.approx(1 - math.exp(-0.25))
     assert res["epsilon"] == pytest.approx(0.5)
 
 
 def test_risk_dpsgd(capsys) -> None:
-    if importlib.util.find_spec("mipkit.accounting.pld") is None:
-        pytest.skip("mipkit.accounting.pld (dpsgd_curve, written by another task) is not there yet")
     res = _run_json(
         capsys, ["--noise-multiplier", "2", "--sample-rate", "0.5", "--steps", "1", "--delta", "1e-5"]
     )
-    assert res["mechanism"]["name"] == "dpsgd"
+    assert res["mechanism"] == {
+        "name": "subsampled_gaussian",
+        "noise_multiplier": 2.0,
+        "sample_rate": 0.5,
+        "steps": 1,
+    }
+    assert res["curve"]["curve"] == "PLDCurve" and res["curve"]["mechanism"] == res["mechanism"]
     # one step of the subsampled Gaussian is less risky than the unsubsampled mu = 1/2 Gaussian
     assert 0 < res["eta"] <= stats.norm.cdf(0.25) - 0.5 + 1e-6
     assert res["epsilon"] is not None and res["epsilon"] > 0
@@ -95,6 +111,14 @@ def test_risk_human_output(capsys) -> None:
     assert flat.count("of the people checked is in the data") == 4
     assert "epsilon = 1 at delta = 0" in flat
     assert "MIP eta" in out and "Advantage" in out
+    assert "Certified risk: pure_dp (epsilon=1)" in out
+
+
+def test_risk_human_title_shows_derived_parameters(capsys) -> None:
+    code = main(["risk", "--gaussian-sigma", "4", "--sensitivity", "2"])
+    out, _ = capsys.readouterr()
+    assert code == 0
+    assert "Certified risk: gaussian (sigma=4, sensitivity=2, mu=0.5)" in " ".join(out.split())
 
 
 def test_risk_plot(tmp_path, capsys) -> None:

@@ -17,6 +17,7 @@ import pytest
 from scipy import integrate, optimize, stats
 
 from mipkit._validation import MipkitValueError
+from mipkit.accounting import GaussianMechanism, mechanism_from_dict, tradeoff_curve
 from mipkit.accounting.curves import ApproxDPCurve, GaussianCurve, LaplaceCurve
 from mipkit.accounting.tradeoff import TradeoffCurve
 
@@ -30,7 +31,7 @@ CURVES = [
     GaussianCurve(0.5),
     GaussianCurve(2.0),
     GaussianCurve(6.0),
-    GaussianCurve.from_mechanism(3.0, sensitivity=2.0),
+    tradeoff_curve(GaussianMechanism(3.0, sensitivity=2.0)),
     LaplaceCurve(1.0),
     LaplaceCurve(0.2),
     LaplaceCurve(10.0, sensitivity=3.0),
@@ -126,7 +127,9 @@ def test_epsilon_for_delta_inverts_delta_for_epsilon(curve: TradeoffCurve) -> No
 def test_describe_and_frozen(curve: TradeoffCurve) -> None:
     d = curve.describe()
     assert d["curve"] == type(curve).__name__
-    assert "mechanism" in d
+    # the curve serialises the record it was built from, and the record rebuilds an equal curve
+    assert d["mechanism"] == curve.mechanism.to_dict()
+    assert tradeoff_curve(mechanism_from_dict(d["mechanism"])) == curve
     json.dumps(d, allow_nan=False)
     field = dataclasses.fields(curve)[0].name
     with pytest.raises(dataclasses.FrozenInstanceError):
@@ -142,8 +145,9 @@ def test_describe_and_frozen(curve: TradeoffCurve) -> None:
         lambda: ApproxDPCurve(math.inf),
         lambda: GaussianCurve(-0.5),
         lambda: GaussianCurve(math.nan),
-        lambda: GaussianCurve.from_mechanism(0.0),
-        lambda: GaussianCurve.from_mechanism(1.0, sensitivity=-1.0),
+        lambda: GaussianMechanism(0.0),
+        lambda: GaussianMechanism(1.0, sensitivity=-1.0),
+        lambda: GaussianCurve(1.0, mechanism={"name": "gdp", "mu": 1.0}),
         lambda: LaplaceCurve(0.0),
         lambda: LaplaceCurve(1.0, sensitivity=0.0),
         lambda: LaplaceCurve("abc"),
@@ -254,9 +258,9 @@ def test_gaussian_delta_for_epsilon_is_hockey_stick_by_integration(mu: float, ep
     assert GaussianCurve(mu).delta_for_epsilon(eps) == pytest.approx(hs, rel=1e-7, abs=1e-15)
 
 
-def test_gaussian_from_mechanism() -> None:
-    assert GaussianCurve.from_mechanism(2.0).mu == 0.5
-    assert GaussianCurve.from_mechanism(2.0, sensitivity=3.0).mu == 1.5
+def test_gaussian_mechanism_curve() -> None:
+    assert tradeoff_curve(GaussianMechanism(2.0)).mu == 0.5
+    assert tradeoff_curve(GaussianMechanism(2.0, sensitivity=3.0)).mu == 1.5
     # mu = 1 gives the familiar (1, 0.127)-ish profile: delta(1) = Phi(-1/2) - e Phi(-3/2)
     expected = stats.norm.cdf(-0.5) - math.e * stats.norm.cdf(-1.5)
     assert GaussianCurve(1.0).delta_for_epsilon(1.0) == pytest.approx(expected, rel=1e-12)

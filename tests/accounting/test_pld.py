@@ -12,14 +12,35 @@ from hypothesis import strategies as st
 from scipy import integrate, stats
 
 from mipkit import MipkitValueError
+from mipkit.accounting import (
+    GDP,
+    ApproxDP,
+    Composed,
+    GaussianMechanism,
+    LaplaceMechanism,
+    PureDP,
+    SubsampledGaussian,
+    tradeoff_curve,
+)
 from mipkit.accounting.curves import ApproxDPCurve, GaussianCurve, LaplaceCurve
-from mipkit.accounting.pld import PLDCurve, compose, dpsgd_curve, dpsgd_pld, gaussian_pld_curve
+from mipkit.accounting.pld import PLDCurve, pld_curve, privacy_loss_distribution
 
 ALPHAS = np.unique(np.concatenate([np.logspace(-6, 0, 121), np.linspace(0.0, 1.0, 201)]))
 
 
 def gdp_f(alpha: np.ndarray, mu: float) -> np.ndarray:
     return stats.norm.cdf(stats.norm.isf(alpha) - mu)
+
+
+def dpsgd_curve(
+    z: float, q: float, steps: int, value_discretization_interval: float | None = None
+) -> PLDCurve:
+    """DP-SGD's curve through the one public door, ``tradeoff_curve(SubsampledGaussian(...))``."""
+    curve = tradeoff_curve(
+        SubsampledGaussian(z, q, steps), value_discretization_interval=value_discretization_interval
+    )
+    assert isinstance(curve, PLDCurve)
+    return curve
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -37,7 +58,7 @@ def test_single_gaussian_matches_closed_form(sigma):
 
 
 def test_gaussian_pld_curve_matches_closed_form_with_sensitivity():
-    curve = gaussian_pld_curve(3.0, sensitivity=1.5, value_discretization_interval=1e-4)
+    curve = pld_curve(GaussianMechanism(3.0, sensitivity=1.5), value_discretization_interval=1e-4)
     np.testing.assert_allclose(curve.f(ALPHAS), gdp_f(ALPHAS, 0.5), atol=1e-4)
 
 
@@ -50,7 +71,7 @@ def test_full_batch_composition_is_gdp():
 
 
 def test_delta_and_epsilon_agree_with_gdp():
-    curve = gaussian_pld_curve(1.0, value_discretization_interval=1e-4)
+    curve = pld_curve(GaussianMechanism(1.0), value_discretization_interval=1e-4)
     ref = GaussianCurve(1.0)
     for eps in (0.0, 0.5, 1.0, 3.0):
         d = curve.delta_for_epsilon(eps)
@@ -171,7 +192,18 @@ def test_fast_point_queries_agree_with_vertices(dpsgd_small):
 def test_describe_and_validation():
     c = dpsgd_curve(1.2, 0.01, 10)
     desc = c.describe()
-    assert desc["curve"] == "PLDCurve" and desc["mechanism"] == "dpsgd" and desc["steps"] == 10
+    assert desc == {
+        "curve": "PLDCurve",
+        "mechanism": {
+            "name": "subsampled_gaussian",
+            "noise_multiplier": 1.2,
+            "sample_rate": 0.01,
+            "steps": 10,
+        },
+        "value_discretization_interval": 1e-3,  # the DP-SGD default grid
+    }
+    assert c.mechanism == SubsampledGaussian(1.2, 0.01, 10)
+    assert PLDCurve(c.pld).describe()["mechanism"] is None  # a bare PLD names no record
     bad = [
         {"noise_multiplier": 0.0, "sample_rate": 0.1, "steps": 1},
         {"noise_multiplier": -1.0, "sample_rate": 0.1, "steps": 1},
@@ -183,9 +215,14 @@ def test_describe_and_validation():
     ]
     for kw in bad:
         with pytest.raises(MipkitValueError):
-            dpsgd_curve(**kw)
+            dpsgd_curve(kw["noise_multiplier"], kw["sample_rate"], kw["steps"])
+    for grid in (0.0, -1e-3, 1.5):
+        with pytest.raises(MipkitValueError, match="value_discretization_interval"):
+            dpsgd_curve(1.0, 0.1, 1, value_discretization_interval=grid)
     with pytest.raises(MipkitValueError):
         PLDCurve("not a pld")
+    with pytest.raises(MipkitValueError, match="mechanism"):
+        PLDCurve(c.pld, mechanism={"name": "subsampled_gaussian"})
     with pytest.raises(MipkitValueError):
         c.f(1.5)
     with pytest.raises(MipkitValueError):
@@ -221,49 +258,74 @@ def test_risk_monotone_in_noise_rate_and_steps(sigma, q, steps, factor):
 # ---------------------------------------------------------------------------------------------------
 # Composition
 # ---------------------------------------------------------------------------------------------------
+def _composed(*parts, value_discretization_interval=None) -> PLDCurve:
+    curve = tradeoff_curve(Composed(parts), value_discretization_interval=value_discretization_interval)
+    assert isinstance(curve, PLDCurve)
+    return curve
+
+
 def test_compose_gaussians_is_gdp():
-    curve = compose(GaussianCurve(0.6), GaussianCurve(0.8), value_discretization_interval=1e-4)
+    curve = _composed(GDP(0.6), GDP(0.8), value_discretization_interval=1e-4)
     exact = gdp_f(ALPHAS, 1.0)  # sqrt(0.6^2 + 0.8^2)
     assert np.max(np.abs(curve.f(ALPHAS) - exact)) < 1e-4
     assert np.all(curve.f(ALPHAS) <= exact + 1e-9)
+    # the Gaussian mechanism with sigma and sensitivity L is the same L/sigma-GDP
+    same = _composed(GaussianMechanism(2.5, 1.5), GaussianMechanism(1.25), value_discretization_interval=1e-4)
+    np.testing.assert_allclose(same.f(ALPHAS), curve.f(ALPHAS), atol=1e-4)
 
 
 def test_compose_single_laplace_matches_exact_laplace_curve():
-    curve = compose(LaplaceCurve(2.0), value_discretization_interval=1e-4)
+    curve = _composed(LaplaceMechanism(2.0), value_discretization_interval=1e-4)
     exact = LaplaceCurve(2.0).f(ALPHAS)
     assert np.max(np.abs(curve.f(ALPHAS) - exact)) < 1e-3
     assert np.all(curve.f(ALPHAS) <= exact + 1e-9)
+    wider = _composed(LaplaceMechanism(6.0, sensitivity=3.0), value_discretization_interval=1e-4)
+    np.testing.assert_allclose(wider.f(ALPHAS), curve.f(ALPHAS), atol=1e-9)
 
 
 def test_compose_approx_dp_is_pessimistic():
     # (eps, delta)-DP composed with nothing: the PLD of the worst case (eps, delta) mechanism
     eps, delta = 1.0, 1e-3
-    curve = compose(ApproxDPCurve(eps, delta), value_discretization_interval=1e-4)
+    curve = _composed(ApproxDP(eps, delta), value_discretization_interval=1e-4)
     ref = ApproxDPCurve(eps, delta)
     assert curve.advantage() == pytest.approx(ref.advantage(), abs=1e-4)
     assert np.all(curve.f(ALPHAS) <= ref.f(ALPHAS) + 1e-9)
+    pure = _composed(PureDP(eps), value_discretization_interval=1e-4)
+    assert pure.advantage() == pytest.approx(ApproxDPCurve(eps).advantage(), abs=1e-4)
 
 
-def test_compose_mixes_pld_curves_and_closed_forms():
+def test_compose_mixes_dpsgd_and_closed_forms():
     d = 1e-3
     a = dpsgd_curve(1.0, 0.1, 5, value_discretization_interval=d)
-    both = compose(a, GaussianCurve(0.5))
+    both = _composed(SubsampledGaussian(1.0, 0.1, 5), GDP(0.5))
+    assert both.describe()["value_discretization_interval"] == d  # DP-SGD inside: its default grid
     # composition can only add risk
     assert both.advantage() >= a.advantage() - 1e-12
     assert both.advantage() >= GaussianCurve(0.5).advantage() - 1e-9
-    same = compose(a, dpsgd_pld(1.0, 0.1, 5, value_discretization_interval=d))
+    twice = _composed(SubsampledGaussian(1.0, 0.1, 5), SubsampledGaussian(1.0, 0.1, 5))
     ten = dpsgd_curve(1.0, 0.1, 10, value_discretization_interval=d)
-    assert same.advantage() == pytest.approx(ten.advantage(), abs=1e-6)
-    assert both.describe()["mechanism"] == "composition"
+    assert twice.advantage() == pytest.approx(ten.advantage(), abs=1e-6)
+    # nested compositions flatten: ((A, B), C) = (A, B, C)
+    nested = _composed(Composed((GDP(0.3), GDP(0.4))), GDP(1.2), value_discretization_interval=1e-4)
+    flat = _composed(GDP(0.3), GDP(0.4), GDP(1.2), value_discretization_interval=1e-4)
+    np.testing.assert_allclose(nested.f(ALPHAS), flat.f(ALPHAS), atol=1e-12)
+    assert both.describe()["mechanism"] == {
+        "name": "composed",
+        "mechanisms": [
+            {"name": "subsampled_gaussian", "noise_multiplier": 1.0, "sample_rate": 0.1, "steps": 5},
+            {"name": "gdp", "mu": 0.5},
+        ],
+    }
 
 
-def test_compose_errors():
-    with pytest.raises(MipkitValueError):
-        compose()
-    with pytest.raises(MipkitValueError):
-        compose(GaussianCurve(1.0), "gaussian")
-    with pytest.raises(MipkitValueError):
-        compose(
-            dpsgd_curve(1.0, 0.1, 2, value_discretization_interval=1e-3),
-            dpsgd_curve(1.0, 0.1, 2, value_discretization_interval=1e-2),
-        )
+def test_gdp_zero_is_the_identity():
+    curve = pld_curve(GDP(0.0))
+    assert curve.advantage() == pytest.approx(0.0, abs=1e-12)
+    np.testing.assert_allclose(curve.f(ALPHAS), 1.0 - ALPHAS, atol=1e-12)
+
+
+def test_privacy_loss_distribution_errors():
+    with pytest.raises(MipkitValueError, match="mechanism"):
+        privacy_loss_distribution(GaussianCurve(1.0))
+    with pytest.raises(MipkitValueError, match="value_discretization_interval"):
+        privacy_loss_distribution(GDP(1.0), value_discretization_interval=2.0)

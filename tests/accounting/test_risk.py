@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from scipy import integrate, optimize, stats
 
 from mipkit._validation import MipkitValueError
+from mipkit.accounting import GaussianMechanism, tradeoff_curve
 from mipkit.accounting.curves import ApproxDPCurve, GaussianCurve, LaplaceCurve
 from mipkit.accounting.risk import (
     advantage_over_baseline,
@@ -300,8 +301,8 @@ def test_risk_grows_with_mu(m1: float, m2: float, fpr: float, pi: float) -> None
 @given(s1=st.floats(0.05, 50.0), s2=st.floats(0.05, 50.0), sens=st.floats(0.1, 5.0), fpr=PROB)
 def test_risk_falls_with_noise(s1: float, s2: float, sens: float, fpr: float) -> None:
     small, big = min(s1, s2), max(s1, s2)
-    g_small = GaussianCurve.from_mechanism(small, sensitivity=sens)
-    g_big = GaussianCurve.from_mechanism(big, sensitivity=sens)
+    g_small = tradeoff_curve(GaussianMechanism(small, sensitivity=sens))
+    g_big = tradeoff_curve(GaussianMechanism(big, sensitivity=sens))
     l_small, l_big = LaplaceCurve(small, sensitivity=sens), LaplaceCurve(big, sensitivity=sens)
     for noisy, quiet in ((g_big, g_small), (l_big, l_small)):
         assert eta_from_curve(noisy) <= eta_from_curve(quiet) + 1e-15

@@ -19,7 +19,8 @@ from mipkit.attacks import (
     true_class_probability,
 )
 from mipkit.game.trainers import TrainerSpec, predict_full_proba
-from mipkit.metrics import eta_from_guesses, roc_auc
+from mipkit.metrics import roc_auc
+from mipkit.stats import eta_from_guesses
 
 N_TARGETS, N_POPULATION, N_REFS = 300, 300, 8
 MEMORISER = TrainerSpec("sklearn.ensemble.RandomForestClassifier", {"n_estimators": 25})

@@ -13,7 +13,7 @@ from mipkit.metrics.attack_summary import (
     crossfit_guesses,
     summarize_attack,
 )
-from mipkit.metrics.intervals import clopper_pearson
+from mipkit.stats import clopper_pearson
 
 
 def _brute_tpr_at_fpr(scores, labels, fpr):

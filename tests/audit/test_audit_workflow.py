@@ -1,4 +1,5 @@
-"""End-to-end model audit on tiny data: the run folder, leak detection, resume, per-record table."""
+"""End-to-end model audit on tiny data: the run folder, the result object, leak detection, resume, per-record
+table."""
 
 from __future__ import annotations
 
@@ -12,16 +13,17 @@ from sklearn.datasets import make_classification
 from sklearn.linear_model import LogisticRegression
 
 from mipkit import MipkitValueError
+from mipkit.attacks import ltu_loss_game
 from mipkit.data.io import Dataset
 from mipkit.report import read_results
+from mipkit.stats import clopper_pearson
 from mipkit.workflows.audit_model import (
     AuditConfig,
     _certificate,
-    _ltu_from_losses,
     independent_halves,
     run_audit,
-    vulnerability_table,
 )
+from mipkit.workflows.audit_result import vulnerability_table
 
 
 def tiny(n=120, seed=0) -> Dataset:
@@ -37,7 +39,7 @@ STRONG_L2 = {"model": "sklearn.linear_model.LogisticRegression", "params": {"C":
 def forest_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("forest")
     cfg = AuditConfig(**FOREST, attacks=("loss", "lira", "rmia", "ltu"), n_models=4, seed=0, n_jobs=1)
-    return out, run_audit(cfg, out, progress=False, dataset=tiny())
+    return out, run_audit(cfg, out, dataset=tiny())
 
 
 def test_run_folder_and_schema(forest_run):
@@ -78,18 +80,18 @@ def test_run_folder_and_schema(forest_run):
 
 def test_memorising_model_leaks_and_regularised_one_leaks_less(forest_run, tmp_path):
     _, forest = forest_run
-    assert forest["auc"] > 0.6
-    assert forest["eta_ci"][0] > 0
+    assert forest.auc > 0.6
+    assert forest.eta_ci[0] > 0
     cfg = AuditConfig(**STRONG_L2, attacks=("loss", "lira", "rmia"), n_models=4, seed=0, n_jobs=1)
-    weak = run_audit(cfg, tmp_path, progress=False, dataset=tiny(), write_report=False)
-    assert weak["eta"] < forest["eta"]
-    assert weak["eta_ci"][0] < 0.08  # a heavily regularised model is close to chance
+    weak = run_audit(cfg, tmp_path, dataset=tiny(), write_report=False)
+    assert weak.eta < forest.eta
+    assert weak.eta_ci[0] < 0.08  # a heavily regularised model is close to chance
 
 
 def test_utility_matches_direct_refit(forest_run):
     """Held-out accuracy is above chance and not above training accuracy (a random forest memorises)."""
     _, res = forest_run
-    assert 0.5 < res["utility"]["accuracy_nonmembers"] <= res["utility"]["accuracy_members"] <= 1.0
+    assert 0.5 < res.utility["accuracy_nonmembers"] <= res.utility["accuracy_members"] <= 1.0
 
 
 def test_resume_reuses_every_fit(tmp_path):
@@ -102,11 +104,12 @@ def test_resume_reuses_every_fit(tmp_path):
         seed=3,
         n_jobs=1,
     )
-    first = run_audit(cfg, tmp_path / "run", progress=False, dataset=tiny(), write_report=False)
+    first = run_audit(cfg, tmp_path / "run", dataset=tiny(), write_report=False)
     assert len(log.read_text().splitlines()) == 4
-    second = run_audit(cfg, tmp_path / "run", progress=False, dataset=tiny(), write_report=False)
+    second = run_audit(cfg, tmp_path / "run", dataset=tiny(), write_report=False)
     assert len(log.read_text().splitlines()) == 4  # nothing refitted
-    assert second["eta"] == first["eta"] and second["auc"] == first["auc"]
+    assert second.eta == first.eta and second.auc == first.auc
+    assert second.to_dict() == first.to_dict()
 
 
 def test_vulnerability_table_against_loops(forest_run):
@@ -143,15 +146,32 @@ def test_reference_set_does_not_reveal_the_target_membership():
     assert abs(a.mean() - b.mean()) < 4 * se
 
 
-def test_ltu_on_losses_closed_cases():
-    rng = np.random.default_rng(0)
+def test_ltu_on_the_audit_fits_closed_cases():
+    """The audit's LTU row comes from attacks.ltu.ltu_loss_game: a loss that separates members exactly gives
+    accuracy 1 (privacy 0), the inverted one accuracy 0 (privacy 1); min(#members, #non-members) rounds."""
     in_mask = np.array([[True, True, False, False, True, False]])
     perfect = np.where(in_mask, 0.1, 2.0)
-    res = _ltu_from_losses(perfect, in_mask, np.array([0]), rng=rng, confidence=0.95)
-    assert res["accuracy"] == 1.0 and res["privacy"] == 0.0 and res["rounds"] == 3
+    res = ltu_loss_game(perfect, in_mask, random_state=0)
+    assert res.accuracy.value == 1.0 and res.privacy == 0.0 and res.accuracy.trials == 3
     inverted = np.where(in_mask, 2.0, 0.1)
-    res = _ltu_from_losses(inverted, in_mask, np.array([0]), rng=rng, confidence=0.95)
-    assert res["accuracy"] == 0.0 and res["privacy"] == 1.0
+    res = ltu_loss_game(inverted, in_mask, random_state=0)
+    assert res.accuracy.value == 0.0 and res.privacy == 1.0
+
+
+def test_ltu_row_of_the_run_matches_its_game(forest_run):
+    """results.json's ltu row is the game's pair accuracy with its exact interval, from raw counts."""
+    out, res = forest_run
+    row = read_results(out)["attacks"]["ltu"]
+    game = res.games["ltu"]
+    assert row["correct"] == game.accuracy.successes and row["rounds"] == game.accuracy.trials
+    assert row["accuracy"] == row["correct"] / row["rounds"]
+    assert row["accuracy_ci"] == list(clopper_pearson(row["correct"], row["rounds"], 0.95))
+    # every pair is one member and one non-member of the same target model, each record used once per model
+    table = game.per_record
+    assert (res.in_mask[table["model"], table["defender"]]).all()
+    assert (~res.in_mask[table["model"], table["reserve"]]).all()
+    assert not table.duplicated(["model", "defender"]).any()
+    assert row["rounds"] == sum(min(m.sum(), (~m).sum()) for m in res.in_mask[: res.config.n_targets])
 
 
 class CertifiedTrainer(ClassifierMixin, BaseEstimator):
@@ -205,4 +225,4 @@ def test_too_few_records_per_class(tmp_path):
     y[:3] = 1
     bad = Dataset(X=ds.X, y=y, feature_names=ds.feature_names, classes=np.array([0, 1]))
     with pytest.raises(MipkitValueError, match="at least 4 records"):
-        run_audit(AuditConfig(**FOREST, n_models=4, n_jobs=1), tmp_path, progress=False, dataset=bad)
+        run_audit(AuditConfig(**FOREST, n_models=4, n_jobs=1), tmp_path, dataset=bad)

@@ -171,6 +171,176 @@ def test_config_file_and_flags(table, tmp_path, capsys):
     assert main(args) == 0
     payload = json.loads(capsys.readouterr().out)
     assert payload["game"]["n_records"] == 60 and list(payload["attacks"]) == ["loss"]
+    assert json.loads((tmp_path / "c" / "config.json").read_text())["seed"] == 4  # the flag won
     cfg.write_text("nonsense_key: 1\n")
     assert main(["audit", "--config", str(cfg)]) == 2
     assert "Unknown config key" in capsys.readouterr().err
+
+
+# ------------------------------------------------------------------------------- flags and config keys
+
+
+class _Captured:
+    """A stand-in for run_audit's result: what the command prints and tests against a threshold."""
+
+    eta = 0.3
+    strongest_attack = "loss"
+
+    def to_dict(self):
+        return {
+            "auc": 0.6,
+            "tpr_at_fpr": {"0.01": 0.02},
+            "eta": 0.3,
+            "eta_ci": [0.2, 0.4],
+            "strongest_attack": "loss",
+            "balanced_accuracy": 0.8,
+            "attacks": {},
+            "certificate": None,
+            "utility": None,
+            "game": None,
+        }
+
+
+@pytest.fixture
+def captured(monkeypatch):
+    """Replace the workflow by a recorder: what the command hands to run_audit, without fitting anything."""
+    calls = []
+
+    def fake_run_audit(config, out_dir, *, progress=None, dataset=None, write_report=True):
+        calls.append(
+            {
+                "config": config,
+                "out": str(out_dir),
+                "progress_shown": bool(getattr(progress, "enabled", False)),
+                "write_report": write_report,
+            }
+        )
+        return _Captured()
+
+    monkeypatch.setattr("mipkit.workflows.audit_model.run_audit", fake_run_audit)
+    return calls
+
+
+# flag arguments, then the same setting as config-file keys (every flag has one; AuditConfig names too)
+FLAG_CASES = [
+    (["--data", "x.csv"], [{"data": "x.csv"}]),
+    (["--target", "income"], [{"target": "income"}]),
+    (["--params", '{"C": 2}'], [{"params": {"C": 2}}, {"params": '{"C": 2}'}]),
+    (["--attacks", "loss,ltu"], [{"attacks": ["loss", "ltu"]}, {"attacks": "loss,ltu"}]),
+    (["--models", "6"], [{"models": 6}, {"n_models": 6}]),
+    (["--targets", "3"], [{"targets": 3}, {"n_targets": 3}]),
+    (["--seed", "5"], [{"seed": 5}]),
+    (["--out", "elsewhere"], [{"out": "elsewhere"}]),
+    (["--backend", "ray"], [{"backend": "ray"}]),
+    (["--address", "auto"], [{"address": "auto"}]),
+    (["--n-jobs", "2"], [{"n-jobs": 2}, {"n_jobs": 2}]),
+    (["--encode", "onehot"], [{"encode": "onehot"}]),
+    (["--dropna"], [{"dropna": True}]),
+    (["--drop", "id,name"], [{"drop": ["id", "name"]}]),
+    (["--max-records", "50"], [{"max-records": 50}, {"max_records": 50}]),
+    (["--fprs", "0.05,0.2"], [{"fprs": [0.05, 0.2]}]),
+    (["--base-rates", "0.5,1:3"], [{"base_rates": [0.5, 0.25]}, {"base-rates": "0.5,1:3"}]),
+    (["--ltu-strategy", "retrain"], [{"ltu_strategy": "retrain"}]),
+    (["--ltu-rounds", "7"], [{"ltu_rounds": 7}]),
+    (["--certified-eta", "0.1"], [{"certified_eta": 0.1}]),
+    (["--confidence", "0.9"], [{"confidence": 0.9}]),
+    (["--quiet"], [{"quiet": True}]),
+    (["--no-report"], [{"no_report": True}, {"no-report": True}]),
+]
+
+
+@pytest.mark.parametrize(("flag", "keys"), FLAG_CASES, ids=[c[0][0] for c in FLAG_CASES])
+def test_every_flag_has_a_config_key(flag, keys, captured, tmp_path):
+    base = ["audit", "--model", "pkg.Model"]
+    assert main(base) == 0
+    assert main([*base, *flag]) == 0
+    default, from_flag = captured[-2], captured[-1]
+    assert from_flag != default  # the flag changes what the workflow receives
+    for i, key in enumerate(keys):
+        cfg = tmp_path / f"c{i}.yaml"
+        cfg.write_text(json.dumps(key))  # JSON is YAML
+        assert main([*base, "--config", str(cfg)]) == 0
+        assert captured[-1] == from_flag, key
+
+
+def test_model_json_and_fail_above_keys(captured, tmp_path, capsys):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("model: pkg.FromFile\njson: true\nfail-above: 0.1\n")
+    assert main(["audit", "--config", str(cfg)]) == 1  # --model satisfied by the file; eta 0.3 > 0.1
+    out = capsys.readouterr()
+    assert json.loads(out.out)["eta"] == 0.3 and "exceeds" in out.err
+    assert captured[-1]["config"].model == "pkg.FromFile"
+    # flags given on the command line override the file
+    assert main(["audit", "--config", str(cfg), "--model", "pkg.Flag", "--fail-above", "0.4"]) == 0
+    assert captured[-1]["config"].model == "pkg.Flag"
+
+
+def test_cli_defaults_are_the_config_defaults(captured):
+    from mipkit.workflows.audit_model import AuditConfig
+
+    assert main(["audit", "--model", "pkg.Model", "--quiet"]) == 0
+    got = captured[-1]
+    assert got["config"] == AuditConfig(model="pkg.Model")
+    assert got["out"] == "runs/audit" and got["write_report"] is True
+
+
+def test_model_is_required_and_help_shows_defaults(capsys):
+    assert main(["audit", "--data", "x.csv"]) == 2
+    assert "--model" in capsys.readouterr().err
+    assert main(["audit", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "[required]" in text
+    for default in ("loss,lira,rmia", "16", "runs/audit", "0.001,0.01,0.1", "1:1,1:10,1:100,1:1000"):
+        assert f"[default: {default}]" in text.replace("│ ", "").replace(" │", ""), default
+
+
+def test_unknown_config_key_lists_the_known_ones(tmp_path, capsys):
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text("model: pkg.Model\nmodel_count: 4\n")
+    assert main(["audit", "--config", str(cfg)]) == 2
+    err = capsys.readouterr().err
+    assert "Unknown config key(s): model_count" in err and "models" in err and len(err.splitlines()) == 1
+
+
+def test_command_module_imports_nothing_heavy():
+    """``mipkit --help`` must not pay for pandas, scikit-learn or the workflow: the audit command module
+    imports them inside the command function only."""
+    import ast
+    import inspect
+
+    import mipkit.cli.audit as module
+
+    tree = ast.parse(inspect.getsource(module))
+    top = [n for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    names = {a.name for n in top if isinstance(n, ast.Import) for a in n.names}
+    names |= {n.module for n in top if isinstance(n, ast.ImportFrom)}
+    assert names <= {"__future__", "pathlib", "typer", "mipkit.cli.options"}, names
+
+
+def test_library_messages_name_no_cli_flag():
+    """The command line translates; the library under it never tells a user to pass ``--something``."""
+    import ast
+    import re
+    from pathlib import Path
+
+    import mipkit
+
+    root = Path(mipkit.__file__).parent
+    files = [
+        *root.glob("workflows/audit_*.py"),
+        *(root / "attacks" / f"{m}.py" for m in ("loss", "lira", "rmia", "ltu", "signals", "registry")),
+        *(root / "metrics" / f"{m}.py" for m in ("roc", "attack_summary")),
+        root / "stats.py",
+        *(root / "report" / f"{m}.py" for m in ("audit_report", "results", "html")),
+    ]
+    flag = re.compile(r"(^|[\s(`'\"])--[a-z]")
+    for path in files:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {
+            id(n.body[0].value)
+            for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef)) and ast.get_docstring(n) is not None
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings:
+                assert not flag.search(node.value), f"{path.name}: {node.value!r}"

@@ -1,4 +1,8 @@
-"""``mipkit demo --fast``: runs end to end and writes a before/after report whose numbers are consistent."""
+"""``mipkit demo --fast``: runs end to end and writes a before/after report whose numbers are consistent.
+
+The work is :func:`mipkit.workflows.demo.run_demo` (it prints nothing; stages and fits go to callbacks);
+``mipkit demo`` only parses flags, draws and prints.
+"""
 
 from __future__ import annotations
 
@@ -36,7 +40,7 @@ def test_protected_trainer_adds_the_fixed_noise():
     """The demo's trainer releases coefficients whose spread over seeds matches the certificate's noise."""
     from sklearn.datasets import load_breast_cancer
 
-    from mipkit.cli.demo import ProtectedLogisticRegression
+    from mipkit.workflows.demo import ProtectedLogisticRegression
 
     X, y = load_breast_cancer(return_X_y=True)
     X = (X - X.mean(0)) / X.std(0)
@@ -50,3 +54,50 @@ def test_protected_trainer_adds_the_fixed_noise():
     ratio = released.std(axis=0, ddof=1) / expected_sd
     assert 0.7 < np.median(ratio) < 1.3
     assert fits[0].certificate_.eta == 0.1
+
+
+def test_workflow_reports_through_callbacks_and_prints_nothing(tmp_path, capsys):
+    from mipkit.report.plain_language import demo_guarantee_sentence
+    from mipkit.workflows.demo import DEMO_ETA, DemoResult, run_demo
+
+    said, fits = [], []
+    res = run_demo(
+        tmp_path / "d",
+        fast=True,
+        n_models=4,
+        seed=1,
+        say=said.append,
+        progress=lambda d, t: fits.append((d, t)),
+    )
+    assert capsys.readouterr() == ("", "")  # the library draws nothing
+    assert isinstance(res, DemoResult) and res.report == tmp_path / "d" / "report.html"
+    # four stages announced; the first is the eps = 1 sentence: eta = tanh(1/2) / 2 (docs/theory.md s. 3)
+    assert len(said) == 4 and said[0] == res.summary[0]
+    eta_eps1 = (np.e - 1) / (np.e + 1) / 2
+    assert said[0] == demo_guarantee_sentence(1.0, eta_eps1)
+    assert "73.1%" in said[0] and "0.231" in said[0]
+    # each audit reports its 4 fits: (0, 4) first, (4, 4) last
+    assert fits.count((0, 4)) == 2 and fits.count((4, 4)) == 2 and all(t == 4 for _, t in fits)
+    stored = read_results(tmp_path / "d")
+    for key in ("summary", "eta_before", "eta_after", "certified_eta", "n_models", "n_targets"):
+        assert stored[key] == res.results[key]
+    assert res.to_dict()["report"] == str(res.report) and stored["certified_eta"] == DEMO_ETA
+    assert stored["n_models"] == 4 and stored["n_targets"] == 4
+    assert "docs/theory.md" in res.summary[-1] and "MATH.md" not in " ".join(res.summary)
+    assert "eta_before=" in repr(res)
+
+
+def test_demo_refuses_zero_models(tmp_path, capsys):
+    """``--models 0`` used to run 8 models silently; now it is bad input (exit 2, one line)."""
+    assert main(["demo", "--models", "0", "--out", str(tmp_path / "z"), "--json"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mipkit: error: ") and err.count("\n") == 1
+    assert not (tmp_path / "z").exists()  # refused before anything was written
+
+
+def test_old_trainer_path_still_resolves():
+    """Run folders written before the move name the trainer mipkit.cli.demo.ProtectedLogisticRegression."""
+    from mipkit.cli.demo import ProtectedLogisticRegression as old
+    from mipkit.workflows.demo import ProtectedLogisticRegression as new
+
+    assert old is new

@@ -29,7 +29,7 @@ def open_ledger(ledger_dir, trainer, X, y, tasks) -> Ledger:
 def main(ledger_dir: str, log_path: str, delay: float) -> None:
     trainer, X, y, tasks = problem(log_path, delay)
     with open_ledger(ledger_dir, trainer, X, y, tasks) as ledger:
-        run_fits(trainer, X, y, tasks, ledger=ledger, n_jobs=2, progress=False)
+        run_fits(trainer, X, y, tasks, ledger=ledger, n_jobs=2)
 
 
 if __name__ == "__main__":

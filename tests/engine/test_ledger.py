@@ -97,16 +97,16 @@ def test_run_key_changes_with_every_input():
 def test_resume_reuses_committed_fits_and_equals_an_uninterrupted_run(tmp_path):
     log = tmp_path / "fits.log"
     trainer, X, y, tasks = problem(str(log))
-    uninterrupted = run_fits(trainer, X, y, tasks, n_jobs=1, progress=False)
+    uninterrupted = run_fits(trainer, X, y, tasks, n_jobs=1)
     assert _count_lines(log) == len(tasks)
 
     with open_ledger(tmp_path / "run", trainer, X, y, tasks) as ledger:
         # a first, partial run: only the first 5 tasks
-        run_fits(trainer, X, y, tasks[:5], ledger=ledger, n_jobs=1, progress=False)
+        run_fits(trainer, X, y, tasks[:5], ledger=ledger, n_jobs=1)
         assert ledger.done() == {0, 1, 2, 3, 4}
         before = {r["idx"]: r for r in ledger.records()}
         n_log = _count_lines(log)
-        resumed = run_fits(trainer, X, y, tasks, ledger=ledger, n_jobs=2, progress=False)
+        resumed = run_fits(trainer, X, y, tasks, ledger=ledger, n_jobs=2)
         assert _count_lines(log) - n_log == len(tasks) - 5  # only the missing fits ran
         after = {r["idx"]: r for r in ledger.records()}
         for i in range(5):
@@ -115,7 +115,7 @@ def test_resume_reuses_committed_fits_and_equals_an_uninterrupted_run(tmp_path):
         np.testing.assert_array_equal(resumed, uninterrupted)
         # a third run fits nothing
         n_log = _count_lines(log)
-        again = run_fits(trainer, X, y, tasks, ledger=ledger, n_jobs=2, progress=False)
+        again = run_fits(trainer, X, y, tasks, ledger=ledger, n_jobs=2)
         assert _count_lines(log) == n_log
         np.testing.assert_array_equal(again, uninterrupted)
 
@@ -124,11 +124,11 @@ def test_stale_rows_under_the_same_run_key_are_refitted(tmp_path):
     """A row whose per-task key does not match (e.g. a caller's coarse run key) is not trusted."""
     trainer, X, y, tasks = problem()
     tasks = tasks[:3]
-    expected = run_fits(trainer, X, y, tasks, n_jobs=1, progress=False)
+    expected = run_fits(trainer, X, y, tasks, n_jobs=1)
     with Ledger(tmp_path, "coarse-key") as ledger:
         ledger.put(1, np.full((len(y), 3), 0.5), {"task_key": "something else"})
         ledger.put(2, np.full((4, 3), 0.5), {})  # no key, wrong shape
-        out = run_fits(trainer, X, y, tasks, ledger=ledger, n_jobs=1, progress=False)
+        out = run_fits(trainer, X, y, tasks, ledger=ledger, n_jobs=1)
         np.testing.assert_array_equal(out, expected)
         np.testing.assert_array_equal(ledger.get(1), expected[1])
         assert ledger.meta(2)["backend"] == "local"

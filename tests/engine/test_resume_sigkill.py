@@ -54,7 +54,7 @@ def test_sigkill_mid_run_then_resume(tmp_path):
     n_log = len(_log_lines(log))
 
     # re-run the same configuration (in this process) on the same run folder
-    resumed = run_fits(trainer, X, y, tasks, ledger=ledger_probe, n_jobs=2, progress=False)
+    resumed = run_fits(trainer, X, y, tasks, ledger=ledger_probe, n_jobs=2)
     assert len(_log_lines(log)) - n_log == N_MODELS - len(done_before)  # no finished fit refitted
     records_after = {r["idx"]: r for r in ledger_probe.records()}
     assert set(records_after) == set(range(N_MODELS))
@@ -64,5 +64,5 @@ def test_sigkill_mid_run_then_resume(tmp_path):
     ledger_probe.close()
 
     uninterrupted_trainer, *_ = problem(None, 0.0)
-    uninterrupted = run_fits(uninterrupted_trainer, X, y, tasks, n_jobs=2, progress=False)
+    uninterrupted = run_fits(uninterrupted_trainer, X, y, tasks, n_jobs=2)
     np.testing.assert_array_equal(resumed, uninterrupted)

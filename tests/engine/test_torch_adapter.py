@@ -47,7 +47,7 @@ def test_engine_runs_the_torch_trainer_with_full_class_columns():
         PATH, {"module_kwargs": {"hidden": [8]}, "epochs": 5, "optimizer": "sgd", "lr": 0.1}
     )
     tasks = [FitTask(0, np.arange(60), 11), FitTask(1, np.arange(60, 120), 12)]
-    out = run_fits(spec, X, y, tasks, n_jobs=1, progress=False, n_classes=3)
+    out = run_fits(spec, X, y, tasks, n_jobs=1, n_classes=3)
     assert out.shape == (2, 120, 3)
     np.testing.assert_array_equal(out[:, :, 1], 0.0)
     direct = spec.build(12).fit(X[60:], y[60:]).predict_proba(X)

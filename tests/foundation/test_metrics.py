@@ -10,17 +10,13 @@ from scipy import stats
 
 from mipkit import MipkitValueError
 from mipkit.metrics import (
-    EtaEstimate,
-    Proportion,
     best_threshold_accuracy,
-    clopper_pearson,
-    eta_from_guesses,
     precision_at_base_rate,
     precision_recall_at_base_rate,
     roc_auc,
     tpr_at_fpr,
-    wilson,
 )
+from mipkit.stats import EtaEstimate, Proportion, clopper_pearson, eta_from_guesses, wilson
 
 
 def _exact_coverage(interval_fn, p: float, n: int, conf: float) -> float:

@@ -1,4 +1,4 @@
-"""The optimal attack on noise-wrapped releases, and Theorem A checked by it (MATH.md 2b)."""
+"""The optimal attack on noise-wrapped releases, and Theorem A checked by it (docs/theory.md section 2b)."""
 
 from __future__ import annotations
 
@@ -10,23 +10,23 @@ import pytest
 from scipy import stats
 
 from mipkit._validation import MipkitValueError
-from mipkit.attacks.bayes import (
-    all_halves,
-    membership_posterior,
-    mip_game,
-    most_exposed_targets,
-    optimal_accuracy_1d,
-    random_halves,
-)
-from mipkit.mechanisms.mip_noise import IZZO_CONSTANT, calibrate_noise
+from mipkit.attacks.bayes import membership_posterior, most_exposed_targets, optimal_accuracy_1d
+from mipkit.game import MIPGameResult, all_halves, random_halves
+from mipkit.game import mip_game as _mip_game
+from mipkit.mechanisms import IZZO_CONSTANT, calibrate_noise
 from mipkit.mechanisms.noise_samplers import ExpNormNoise, GaussianNoise, weighted_norm
 
 ETAS = [0.01, 0.05, 0.1, 0.2]
 HALVES_12 = all_halves(12)
 
 
+def mip_game(*args, **kwargs) -> MIPGameResult:
+    """The MIP game played by the Bayes-optimal attacker (the exact posterior of Prop. 2)."""
+    return _mip_game(*args, attack=membership_posterior, **kwargs)
+
+
 def mean_query_1d() -> tuple[np.ndarray, np.ndarray]:
-    """MATH.md 2b's setting: 11 standard-normal records (seed 0) and an outlier at 10; mean of a half."""
+    """docs/theory.md section 2b: 11 N(0, 1) records (seed 0) and an outlier at 10; mean of a half."""
     data = np.r_[np.random.default_rng(0).normal(size=11), 10.0]
     return (HALVES_12.astype(float) @ data / 6.0)[:, None], data
 
@@ -113,7 +113,7 @@ def test_theorem_a_holds_exactly_in_1d(eta):
     assert acc["mipkit-laplace"] > 0.5 + 0.8 * eta
     assert acc["mipkit-gaussian"] > 0.5 + 0.8 * eta
     assert acc["izzo2024"] < 0.5 + 0.01 * eta + 1e-4
-    # MATH.md 2b reference numbers
+    # docs/theory.md section 2b reference numbers
     if eta == 0.05:
         assert acc["mipkit-laplace"] == pytest.approx(0.5474, abs=1e-4)
     if eta == 0.01:
@@ -135,7 +135,7 @@ def test_theorem_a_holds_in_3d_by_monte_carlo(eta):
     res = mip_game(outputs, HALVES_12, laws["mipkit-laplace"], targets=[11], n_releases=4000, random_state=1)
     lo, hi = res.accuracy_interval(0.99)
     assert lo <= 0.5 + eta
-    if eta == 0.05:  # MATH.md: 0.525 +- 0.007 (20,000 releases)
+    if eta == 0.05:  # docs/theory.md section 2b: 0.525 +- 0.007 (20,000 releases)
         assert lo <= 0.525 <= hi
     gauss = mip_game(
         outputs, HALVES_12, laws["mipkit-gaussian"], targets=[11], n_releases=4000, random_state=2
@@ -152,7 +152,7 @@ def test_attack_has_power_in_3d_with_a_twentieth_of_the_noise():
     sigma_1 = float(weighted_norm(outputs - outputs.mean(axis=0), w, 2.0).mean())
     law = ExpNormNoise(sigma_1 / (2 * 0.05) / 20, w)
     res = mip_game(outputs, HALVES_12, law, targets=[11], n_releases=2000, random_state=4)
-    assert res.accuracy_interval(0.99)[0] > 0.55 + 0.15  # MATH.md: 0.82
+    assert res.accuracy_interval(0.99)[0] > 0.55 + 0.15  # docs/theory.md section 2b: 0.82
 
 
 def test_published_constant_is_about_1500_times_theorem_a():

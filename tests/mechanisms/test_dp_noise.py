@@ -8,9 +8,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scipy import stats
 from sklearn.linear_model import LogisticRegression
 
 from mipkit._validation import MipkitValueError
+from mipkit.accounting import GaussianMechanism, tradeoff_curve
 from mipkit.accounting.curves import GaussianCurve, LaplaceCurve
 from mipkit.accounting.risk import eta_from_curve, eta_from_dp
 from mipkit.attacks.bayes import optimal_accuracy_1d
@@ -43,7 +45,21 @@ def test_thm4_inverse(eta):
 @pytest.mark.parametrize("eta", ETAS)
 def test_gaussian_inverse(eta):
     sigma = gaussian_sigma_for_eta(eta, 1.5)
-    assert eta_from_curve(GaussianCurve.from_mechanism(sigma, 1.5)) == pytest.approx(eta, rel=1e-9)
+    assert eta_from_curve(tradeoff_curve(GaussianMechanism(sigma, 1.5))) == pytest.approx(eta, rel=1e-9)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.floats(1e-4, 0.499), st.floats(1e-3, 1e3))
+def test_calibrated_noise_is_the_closed_form_on_the_safe_side(eta, sens):
+    """The calls of mipkit.accounting.calibrate return the closed forms, checked on the exact curves."""
+    sigma = gaussian_sigma_for_eta(eta, sens)
+    closed = sens / (2.0 * stats.norm.ppf(0.5 + eta))  # 2 Phi(mu/2) - 1 = 2 eta, mu = L / sigma
+    assert sigma == pytest.approx(closed, rel=1e-11) and sigma >= closed
+    assert eta_from_curve(GaussianCurve(sens / sigma)) <= eta
+    b = laplace_scale_for_eta(eta, sens, method="exact-curve")
+    closed = sens / (-2.0 * math.log1p(-2.0 * eta))  # 1 - exp(-L / (2b)) = 2 eta
+    assert b == pytest.approx(closed, rel=1e-11)
+    assert eta_from_curve(LaplaceCurve(b, sens)) <= eta
 
 
 @settings(max_examples=50, deadline=None)

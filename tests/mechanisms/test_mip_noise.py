@@ -12,7 +12,6 @@ from sklearn.linear_model import LinearRegression, LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
 from mipkit._validation import MipkitValueError
-from mipkit.attacks.bayes import audit_noise_wrapper
 from mipkit.mechanisms import (
     MIPNoise,
     calibrate_noise,
@@ -22,6 +21,7 @@ from mipkit.mechanisms import (
     mip_release,
 )
 from mipkit.mechanisms.noise_samplers import ExpNormNoise, GaussianNoise, Izzo2024Noise
+from mipkit.workflows.audit_noise import audit_noise_wrapper
 
 
 def small_regression(n=40, d=3, seed=0):
@@ -221,3 +221,17 @@ def test_optimal_attack_game_on_wrapped_logistic_regression(breast_cancer_unit_r
     assert hi <= 0.5 + eta
     assert result.posterior.startswith("monte-carlo (60 halves)")
     assert cert.calibration == "mipkit-gaussian" and not cert.exact
+
+
+def test_mip_release_takes_the_mipnoise_settings_by_name():
+    D = np.random.default_rng(0).normal(size=(30, 2))
+    kw = {"eta": 0.1, "sigma": [0.1, 0.2], "random_state": 2}
+    laplace = mip_release(lambda d: d.mean(axis=0), D, calibration="mipkit-laplace", **kw)
+    assert laplace.certificate.calibration == "mipkit-laplace" and isinstance(laplace.noise, ExpNormNoise)
+    assert laplace.noise.scale == pytest.approx(1 / (2 * 0.1))  # sigma_1 = 1 for a-priori sigma
+    half = mip_release(lambda d: d.mean(axis=0), D, train_on="half", **kw)
+    assert half.certificate.train_on == "half"
+    with pytest.raises(MipkitValueError, match="calibraton"):
+        mip_release(lambda d: d.mean(axis=0), D, calibraton="mipkit-laplace", **kw)
+    with pytest.raises(MipkitValueError, match="n_estimates"):
+        mip_release(lambda d: d.mean(axis=0), D, eta=0.1, n_estimates=1)

@@ -114,7 +114,7 @@ def test_izzo_radius_is_laplace_as_published():
     # d = 1: the published sampler is Laplace(c * sigma) exactly
     x1 = Izzo2024Noise(c, [0.4]).sample(N, random_state=10)[:, 0]
     assert stats.kstest(x1, stats.laplace(scale=c * 0.4).cdf).pvalue > KS_P
-    # d = 3: its radius is NOT Gamma(3, c), the law Thm 9 assumes (MATH.md 2a caution)
+    # d = 3: its radius is NOT Gamma(3, c), the law Thm 9 assumes (docs/theory.md section 2a, caution)
     assert stats.kstest(r, stats.gamma(a=3, scale=c).cdf).pvalue < 1e-10
 
 

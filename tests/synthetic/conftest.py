@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import mipkit.data.distance as dist_mod
+import mipkit.data.neighbors.screening as screening
 
 
 @pytest.fixture(params=["one_chunk", "many_chunks"])
@@ -16,9 +16,9 @@ def chunking(request, monkeypatch):
     A test module may set ``SCREEN_ROWS`` to choose the query-block height of the small configuration.
     """
     if request.param == "many_chunks":
-        monkeypatch.setattr(dist_mod, "_SCREEN_COLS", 96)
-        monkeypatch.setattr(dist_mod, "_TILE", 8)
-        monkeypatch.setattr(dist_mod, "_SCREEN_ROWS", getattr(request.module, "SCREEN_ROWS", 7))
+        monkeypatch.setattr(screening, "_SCREEN_COLS", 96)
+        monkeypatch.setattr(screening, "_TILE", 8)
+        monkeypatch.setattr(screening, "_SCREEN_ROWS", getattr(request.module, "SCREEN_ROWS", 7))
     return request.param
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from mipkit.data.distance import kneighbors_both_ways, pairwise_distances
+from mipkit.data.neighbors import kneighbors_both_ways, pairwise_distances
 from mipkit.data.tables import check_tables, encode_mixed
 from mipkit.metrics.nnaa import adversarial_accuracy, adversarial_accuracy_naive
 

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import ast
 import json
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
+import mipkit.cli.audit_synthetic as cli_module
 from mipkit.cli import main
 
 
@@ -73,10 +76,33 @@ def test_end_to_end_json(trio, tmp_path, capsys):
     assert saved["kind"] == "audit-synthetic"
     scores = pd.read_parquet(out / "scores.parquet")
     assert len(scores) == 240 + 120
+    # the printed summary is the saved results' summary
+    assert res["nnaa"]["privacy_loss"] == saved["nnaa"]["privacy_loss"]
+    assert res["dcr"]["baseline_protection"] == saved["dcr"]["baseline_protection"]["score"]
+    assert res["inference"]["sex"]["control_risk"] == saved["inference"]["sex"]["control"]["risk"]["value"]
+    assert res["run_dir"] == str(out)
     # same seed -> same numbers
     assert main([*argv[:-3], "--out", str(tmp_path / "run2"), "--json"]) == 0
     again = json.loads(capsys.readouterr().out)
     assert again["nnaa"] == res["nnaa"] and again["inference"] == res["inference"]
+    # without --json: a table, the plain-language summary and the report's path on stdout
+    assert main([*argv[:-3], "--out", str(tmp_path / "run3")]) == 0
+    text = capsys.readouterr().out
+    assert "Synthetic data audit" in text and "inference sex: precision / baseline / PI" in text
+    assert f"{res['nnaa']['privacy_loss']:.3f}" in text
+    assert "Inferring 'income'" in text and str(tmp_path / "run3" / "report.html") in text.replace("\n", "")
+
+
+def test_command_module_imports_only_typer_at_top():
+    # `mipkit --help` stays fast: the audit's heavy modules are imported inside the command
+    tree = ast.parse(Path(cli_module.__file__).read_text(encoding="utf-8"))
+    top = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            top.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            top.add(node.module)
+    assert top == {"__future__", "typing", "typer"}
 
 
 def _err_line(capsys):

@@ -8,7 +8,7 @@ import pytest
 from scipy.spatial.distance import cdist
 
 from mipkit._validation import MipkitValueError
-from mipkit.data.distance import kneighbors, pairwise_distances
+from mipkit.data.neighbors import kneighbors, pairwise_distances
 from mipkit.data.tables import check_tables, encode_euclidean, encode_mixed
 
 

@@ -1,23 +1,36 @@
-"""Attribute inference measures on tiny hand-computed examples; the DCR attack on planted copies."""
+"""Attribute inference measures on tiny hand-computed examples; the DCR attack on planted copies.
+
+The attacks (:mod:`mipkit.attacks.inference`, :mod:`mipkit.attacks.distance`) produce guesses and distances;
+the measures (:mod:`mipkit.metrics.inference`, :mod:`mipkit.metrics.dcr`) score them; the attacks never
+import the measures.
+"""
 
 from __future__ import annotations
+
+import ast
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 
-from mipkit.attacks.distance import dcr_attack, dcr_protection
-from mipkit.attacks.inference import (
+import mipkit.attacks.distance as attack_distance
+import mipkit.attacks.inference as attack_inference
+from mipkit.attacks.distance import dcr_scores, distance_to_closest_record
+from mipkit.attacks.inference import InferenceGuesses, attribute_inference_guesses
+from mipkit.data.tables import check_tables
+from mipkit.metrics.dcr import dcr_attack, dcr_overfitting_protection, dcr_protection
+from mipkit.metrics.inference import (
     PrecisionCoverage,
     anonymeter_risk,
-    attribute_inference,
     baseline_at_attack_coverage,
     is_correct,
+    measure_inference,
     precision_coverage_curve,
     precision_improvement,
 )
-from mipkit.data.tables import check_tables
-from mipkit.metrics import Proportion
+from mipkit.stats import Proportion, wilson
+from mipkit.workflows.audit_synthetic import attribute_inference
 
 
 def test_precision_improvement_paper_examples():
@@ -104,3 +117,115 @@ def test_dcr_attack_on_planted_copies():
     prot = dcr_protection(members, nonmembers)
     assert prot["exact_match_share"] == 0.5 and prot["holdout_exact_match_share"] == 0.0
     assert prot["share_below_holdout_p05"] >= 0.5
+
+
+def _imported_modules(path: str) -> set[str]:
+    tree = ast.parse(Path(path).read_text(encoding="utf-8"))
+    names = set()
+    for node in ast.walk(tree):  # also imports inside functions
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+            names.update(f"{node.module}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+    return names
+
+
+@pytest.mark.parametrize("module", [attack_inference, attack_distance])
+def test_attacks_import_no_metrics(module):
+    names = _imported_modules(module.__file__)
+    assert names, "the parser found no import at all"
+    assert not [n for n in names if n == "mipkit.metrics" or n.startswith("mipkit.metrics.")]
+
+
+def test_measure_inference_by_hand():
+    # 4 targets, categorical secret; the attack is right on 3 (most confident first: right, right, wrong,
+    # right), the baselines on 2 and 1; the control attack is right on 1 of 3 control targets
+    truth = np.array(["a", "b", "a", "b"], dtype=object)
+    guesses = InferenceGuesses(
+        secret="y",
+        known=("z",),
+        numeric=False,
+        tolerance=0.0,
+        rows=np.array([3, 5, 8, 9]),
+        truth=truth,
+        attacks={"nearest": (np.array(["a", "b", "b", "b"], dtype=object), np.array([0.9, 0.8, 0.2, 0.1]))},
+        baselines={
+            "nearest": np.array(["a", "a", "a", "b"], dtype=object),
+            "most_frequent": np.array(["a", "a", "a", "a"], dtype=object),
+        },
+        control_rows=np.array([0, 1, 2]),
+        control_truth=np.array(["a", "b", "b"], dtype=object),
+        control_guesses=np.array(["b", "b", "a"], dtype=object),
+    )
+    res = measure_inference(guesses)
+    assert guesses.primary == "nearest" and res.primary == "nearest"
+    assert res.precision == 3 / 4 and res.attacks["nearest"].coverage == 1.0
+    assert res.baselines["nearest"].precision == 3 / 4 and res.baselines["most_frequent"].precision == 2 / 4
+    assert res.baseline_precision == 3 / 4
+    assert res.precision_improvement == pytest.approx(0.0)
+    d = res.to_dict()
+    assert d["precision_ci"] == pytest.approx(list(wilson(3, 4)))
+    assert d["baseline"] == "nearest"
+    # curve: thresholds 0.9, 0.8, 0.2, 0.1 -> attack 1, 1, 2/3, 3/4; best baseline on the same targets
+    # (nearest: 1, 1/2, 2/3, 3/4; mode: 1, 1/2, 2/3, 2/4) -> 1, 1/2, 2/3, 3/4
+    np.testing.assert_allclose(res.curve["precision"], [1, 1, 2 / 3, 3 / 4])
+    np.testing.assert_allclose(res.curve["baseline_precision"], [1, 1 / 2, 2 / 3, 3 / 4])
+    # control risk from the Wilson centres of 3/4 and 1/3
+    lo_a, hi_a = wilson(3, 4)
+    lo_c, hi_c = wilson(1, 3)
+    a, c = (lo_a + hi_a) / 2, (lo_c + hi_c) / 2
+    assert res.control["risk"]["value"] == pytest.approx((a - c) / (1 - c))
+    assert res.control["control_success"]["successes"] == 1
+    assert res.per_target["row"].tolist() == [3, 5, 8, 9]
+    assert res.per_target["attack_nearest_correct"].tolist() == [True, True, False, True]
+    assert res.per_target["baseline_most_frequent_correct"].tolist() == [True, False, True, False]
+
+
+def test_guesses_then_measures_equal_attribute_inference():
+    # the workflow's attribute_inference is exactly the attack's guesses scored by measure_inference
+    rng = np.random.default_rng(4)
+    n = 300
+    orig = pd.DataFrame(
+        {
+            "z": rng.normal(size=n).round(2),
+            "c": rng.choice(["p", "q", "r"], n),
+            "age": rng.integers(20, 70, n).astype(float),
+        }
+    )
+    syn = orig.sample(n, replace=True, random_state=2).reset_index(drop=True)
+    ctl = orig.sample(80, random_state=5).reset_index(drop=True)
+    schema = check_tables(orig, {"synthetic": syn, "control": ctl})
+    kw = {"secret": "age", "schema": schema, "control": ctl, "n_attacks": 60, "tolerance": 0.1, "n_jobs": 1}
+    g = attribute_inference_guesses(orig, syn, random_state=7, **kw)
+    assert g.numeric and g.tolerance == pytest.approx(0.1 * (orig["age"].max() - orig["age"].min()))
+    assert list(g.attacks) == ["nearest", "model"]
+    assert list(g.baselines) == ["nearest", "model", "most_frequent"]
+    assert len(g.rows) == 60 and len(np.unique(g.rows)) == 60
+    np.testing.assert_array_equal(g.truth, orig["age"].to_numpy()[g.rows])
+    assert len(g.control_guesses) == len(g.control_truth) == 60
+    # the nearest attack's guess is the secret of a closest synthetic record on the known columns
+    # (brute force: range-normalised L1 on z plus a mismatch on c), any of them when several tie
+    tgt = orig.iloc[g.rows]
+    d = np.abs(tgt["z"].to_numpy()[:, None] - syn["z"].to_numpy()[None, :]) / np.ptp(orig["z"])
+    d += tgt["c"].to_numpy()[:, None] != syn["c"].to_numpy()[None, :]
+    for i in range(len(tgt)):
+        assert g.attacks["nearest"][0][i] in set(syn["age"].to_numpy()[d[i] == d[i].min()])
+    np.testing.assert_allclose(-g.attacks["nearest"][1], d.min(axis=1))
+    right = np.abs(g.attacks["nearest"][0] - g.truth) <= g.tolerance + 1e-9
+    res = attribute_inference(orig, syn, random_state=7, **kw)
+    assert res.precision == pytest.approx(right.mean())
+    assert res.to_dict()["control"] == measure_inference(g).to_dict()["control"]
+    np.testing.assert_array_equal(res.per_target["attack_nearest_correct"], right)
+
+
+def test_dcr_scores_and_overfitting_protection_by_hand():
+    # 1-d Euclidean: synthetic points sit on the training points, far from the holdout points
+    train = np.array([[0.0], [1.0], [2.0], [3.0]])
+    holdout = np.array([[10.0], [11.0], [12.0], [13.0]])
+    syn = np.array([[0.1], [1.1], [2.1], [2.9]])
+    d = distance_to_closest_record(train, syn, metric="euclidean", n_jobs=1)
+    np.testing.assert_allclose(d, [0.1, 0.1, 0.1, 0.1])
+    np.testing.assert_allclose(dcr_scores(d), -d)
+    prot = dcr_overfitting_protection(train, holdout, syn, metric="euclidean", random_state=0, n_jobs=1)
+    assert prot["share_closer_to_train"] == 1.0 and prot["score"] == 0.0 and prot["n_real_each"] == 4

@@ -8,14 +8,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.spatial.distance import cdist
 
-from mipkit.data.distance import kneighbors
-from mipkit.metrics.intervals import wilson
+from mipkit.data.neighbors import kneighbors
 from mipkit.metrics.nnaa import (
     adversarial_accuracy,
     adversarial_accuracy_naive,
     privacy_loss,
     yale_adversarial_accuracy,
 )
+from mipkit.stats import wilson
 
 
 def _naive(T, S, ties, metric="euclidean"):
@@ -60,7 +60,7 @@ def test_efficient_equals_naive_discrete_with_ties(seed, n_t, n_s, levels, metri
 def test_efficient_equals_naive_mixed_table():
     import pandas as pd
 
-    from mipkit.data.distance import pairwise_distances
+    from mipkit.data.neighbors import pairwise_distances
     from mipkit.data.tables import check_tables, encode_mixed
 
     rng = np.random.default_rng(3)

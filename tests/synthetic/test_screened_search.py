@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-import mipkit.data.distance as dist_mod
-from mipkit.data.distance import kneighbors, pairwise_distances
+import mipkit.data.neighbors.screening as screening
+from mipkit.data.neighbors import kneighbors, pairwise_distances
 from mipkit.data.tables import check_tables, encode_mixed
 
 
@@ -85,8 +85,8 @@ def test_screened_equals_blocked_on_continuous_mixed():
 def test_screened_falls_back_to_exact_search_on_massive_ties(monkeypatch):
     """Two distinct rows, each ~100 times: no candidate set short of the whole table passes the margin."""
     calls = []
-    exact_rows = dist_mod._exact_rows
-    monkeypatch.setattr(dist_mod, "_exact_rows", lambda *a, **kw: calls.append(1) or exact_rows(*a, **kw))
+    exact_rows = screening.exact_rows
+    monkeypatch.setattr(screening, "exact_rows", lambda *a, **kw: calls.append(1) or exact_rows(*a, **kw))
     rng = np.random.default_rng(2)
     A = np.zeros((200, 12))
     A[rng.random(200) < 0.5, 0] = 0.3

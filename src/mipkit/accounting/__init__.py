@@ -1,11 +1,15 @@
-"""Certify: privacy guarantees as trade-off curves, and the operational risks they bound.
+"""Certify: privacy guarantees as trade-off curves, the operational risks they bound, and noise calibrated
+to a risk target.
 
-A guarantee becomes a :class:`TradeoffCurve` (``(epsilon, delta)``-DP, mu-GDP, the Laplace mechanism,
-DP-SGD through privacy-loss distributions); :mod:`mipkit.accounting.risk` turns any curve into MIP eta,
-attack advantage, TPR at low FPR, success over a baseline and precision at a base rate (MATH.md 1, 3, 4).
+A mechanism is a record (:mod:`mipkit.accounting.mechanisms`: ``PureDP``, ``ApproxDP``,
+``GaussianMechanism``, ``LaplaceMechanism``, ``GDP``, ``SubsampledGaussian`` for DP-SGD, ``Composed``);
+:func:`tradeoff_curve` turns any record into a :class:`TradeoffCurve`; :mod:`mipkit.accounting.risk`
+turns any curve into MIP eta, attack advantage, TPR at low FPR, success over a baseline and precision at a
+base rate; :func:`calibrate` finds the least noise of a family of records that meets a risk target
+(:mod:`mipkit.accounting.targets`). Formulas: docs/theory.md sections 1, 3 and 4.
 
->>> from mipkit.accounting import ApproxDPCurve, eta_from_curve
->>> round(eta_from_curve(ApproxDPCurve(epsilon=1.0)), 4)
+>>> from mipkit.accounting import PureDP, eta_from_curve, tradeoff_curve
+>>> round(eta_from_curve(tradeoff_curve(PureDP(epsilon=1.0))), 4)
 0.2311
 """
 
@@ -14,36 +18,29 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from mipkit.accounting.curves import ApproxDPCurve, GaussianCurve, LaplaceCurve
-from mipkit.accounting.risk import (
-    advantage_over_baseline,
-    binary_attribute_error_bound,
-    certified_precision,
-    eta_from_curve,
-    eta_from_dp,
-    mip_tpr_bound,
-    risk_profile,
-    singling_out_bound,
-    success_bound,
-    tpr_at_fpr_bound,
-)
-from mipkit.accounting.tradeoff import TradeoffCurve
+from mipkit.accounting import mechanisms as _records
+from mipkit.accounting.mechanisms import *  # noqa: F403 - the records are light: loaded with the package
 
-# Names loaded on first use: they pull in dp_accounting (pld) or matplotlib (plots), which
-# `import mipkit.accounting` should not pay for.
-# --- PLD / calibration names (mipkit.accounting.pld, mipkit.accounting.calibrate): keep in step with
-# --- those modules' __all__. (Not `calibrate`: importing the submodule mipkit.accounting.calibrate
-# --- binds that name to the module, so a re-exported function of the same name would be shadowed.)
+# Everything but the records is loaded on first use: the curves pull in scipy, the PLDs dp_accounting,
+# the plots matplotlib, none of which `import mipkit.accounting` (or a command line that only builds a
+# record) should pay for. Module -> the names of its __all__ (tests/accounting/test_mechanisms.py keeps
+# the two in step).
+_MODULES: dict[str, str] = {
+    "tradeoff": "TradeoffCurve",
+    "curves": "ApproxDPCurve GaussianCurve LaplaceCurve has_closed_form tradeoff_curve",
+    "risk": "DEFAULT_BASELINES DEFAULT_RECALLS advantage_over_baseline binary_attribute_error_bound "
+    "certified_precision eta_from_curve eta_from_dp mip_tpr_bound risk_profile singling_out_bound "
+    "success_bound tpr_at_fpr_bound",
+    "pld": "DEFAULT_DPSGD_DISCRETIZATION DEFAULT_GAUSSIAN_DISCRETIZATION PLDCurve default_discretization "
+    "pld_curve privacy_loss_distribution",
+    "targets": "TARGETS AdvantageTarget EpsilonTarget EtaTarget PrecisionTarget RiskTarget SuccessTarget "
+    "TprAtFprTarget target_from_dict",
+    "calibration": "Calibration MechanismFamily calibrate dpsgd_family gaussian_family laplace_family",
+    "search": "MonotoneRisk bracketed_search raise_until_safe",
+    "plots": "plot_tradeoff skew_label",
+}
 _LAZY: dict[str, str] = {
-    "PLDCurve": "mipkit.accounting.pld",
-    "compose": "mipkit.accounting.pld",
-    "dpsgd_curve": "mipkit.accounting.pld",
-    "Calibration": "mipkit.accounting.calibrate",
-    "RiskTarget": "mipkit.accounting.calibrate",
-    "calibrate_dpsgd": "mipkit.accounting.calibrate",
-    "calibrate_gaussian": "mipkit.accounting.calibrate",
-    "calibrate_laplace": "mipkit.accounting.calibrate",
-    "plot_tradeoff": "mipkit.accounting.plots",
+    name: f"mipkit.accounting.{module}" for module, names in _MODULES.items() for name in names.split()
 }
 
 
@@ -53,20 +50,8 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module 'mipkit.accounting' has no attribute {name!r}")
 
 
-__all__ = [
-    "ApproxDPCurve",
-    "GaussianCurve",
-    "LaplaceCurve",
-    "TradeoffCurve",
-    "advantage_over_baseline",
-    "binary_attribute_error_bound",
-    "certified_precision",
-    "eta_from_curve",
-    "eta_from_dp",
-    "mip_tpr_bound",
-    "risk_profile",
-    "singling_out_bound",
-    "success_bound",
-    "tpr_at_fpr_bound",
-    *_LAZY,
-]
+__all__ = [*_records.__all__, *_LAZY]
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -1,16 +1,20 @@
 """Trade-off curves of the mechanisms with closed forms: (epsilon, delta)-DP, Gaussian (mu-GDP), Laplace.
 
-Each curve is a frozen dataclass, validated when it is built (:class:`~mipkit.MipkitValueError`), that
-describes a mechanism; the arithmetic lives in its methods and in :mod:`mipkit.accounting.risk`.
-Notation (DESIGN.md): ``alpha`` = false-positive rate (type-I error), ``beta = f(alpha)`` = smallest
-false-negative rate, TPR = ``1 - beta``. References: Dong, Roth & Su, "Gaussian Differential Privacy"
-(JRSS-B 2022; arXiv:1905.02383), MATH.md section 3.
+Each curve is a frozen dataclass, validated when it is built (:class:`~mipkit.MipkitValueError`); the
+arithmetic lives in its methods and in :mod:`mipkit.accounting.risk`. Every curve carries the mechanism
+record it was built from (:mod:`mipkit.accounting.mechanisms`; ``curve.mechanism``), and
+:func:`tradeoff_curve` is the one way from a record to its curve: the closed forms here where they exist,
+a privacy-loss distribution (:mod:`mipkit.accounting.pld`) for DP-SGD and compositions.
+Notation: ``alpha`` = false-positive rate (type-I error), ``beta = f(alpha)`` = smallest false-negative
+rate, TPR = ``1 - beta``. References: Dong, Roth & Su, "Gaussian Differential Privacy" (JRSS-B 2022;
+arXiv:1905.02383), docs/theory.md section 3.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -22,9 +26,19 @@ from mipkit._validation import (
     check_interval,
     check_positive,
 )
+from mipkit.accounting.mechanisms import (
+    GDP,
+    ApproxDP,
+    Composed,
+    GaussianMechanism,
+    LaplaceMechanism,
+    Mechanism,
+    PureDP,
+    SubsampledGaussian,
+)
 from mipkit.accounting.tradeoff import TradeoffCurve, check_alpha
 
-__all__ = ["ApproxDPCurve", "GaussianCurve", "LaplaceCurve"]
+__all__ = ["ApproxDPCurve", "GaussianCurve", "LaplaceCurve", "has_closed_form", "tradeoff_curve"]
 
 
 def _shaped(values: np.ndarray, like: float | np.ndarray) -> np.ndarray:
@@ -42,13 +56,35 @@ def _check_tpr(tpr: float | np.ndarray, owner: str) -> np.ndarray:
     return r
 
 
+def _attach(curve: TradeoffCurve, given: Mechanism | None, default: Mechanism) -> None:
+    """Store the record a curve was built from (``default``: the record of its own parameters)."""
+    if given is not None and not isinstance(given, Mechanism):
+        raise MipkitValueError(
+            f"The 'mechanism' parameter of {type(curve).__name__} must be a mechanism record or None. "
+            f"Got {type(given).__name__} instead."
+        )
+    object.__setattr__(curve, "mechanism", default if given is None else given)
+
+
+def _describe(curve: TradeoffCurve, *keys: str) -> dict:
+    """``{"curve": <class>, "mechanism": <record dict>, <key>: <value>, ...}``."""
+    record = curve.mechanism.to_dict()  # type: ignore[attr-defined]
+    return {"curve": type(curve).__name__, "mechanism": record, **{k: getattr(curve, k) for k in keys}}
+
+
+def _mechanism_field() -> Any:
+    """The ``mechanism`` field of every closed-form curve: the record it was built from (not in ``==``)."""
+    return field(default=None, compare=False, repr=False)
+
+
 @dataclass(frozen=True)
 class ApproxDPCurve(TradeoffCurve):
     """Trade-off curve of an ``(epsilon, delta)``-DP mechanism.
 
     ``f(alpha) = max(0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha))`` (Kairouz, Oh & Viswanath
-    2015; Dong, Roth & Su 2022, eq. (5); MATH.md 3). It is the pointwise smallest curve among all
-    ``(epsilon, delta)``-DP mechanisms, so every bound derived from it holds for any such mechanism.
+    2015; Dong, Roth & Su 2022, eq. (5); docs/theory.md section 3). It is the pointwise smallest curve
+    among all ``(epsilon, delta)``-DP mechanisms, so every bound derived from it holds for any such
+    mechanism.
 
     Parameters
     ----------
@@ -56,14 +92,20 @@ class ApproxDPCurve(TradeoffCurve):
         Privacy-loss bound, ``>= 0``.
     delta : float, default=0.0
         Failure probability, in ``[0, 1)``.
+    mechanism : Mechanism, optional
+        The record the curve was built from (:func:`tradeoff_curve` sets it); default
+        ``PureDP(epsilon)`` when ``delta = 0``, else ``ApproxDP(epsilon, delta)``.
     """
 
     epsilon: float
     delta: float = 0.0
+    mechanism: Mechanism | None = _mechanism_field()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, owner="ApproxDPCurve"))
         object.__setattr__(self, "delta", check_delta(self.delta, owner="ApproxDPCurve"))
+        default = PureDP(self.epsilon) if self.delta == 0.0 else ApproxDP(self.epsilon, self.delta)
+        _attach(self, self.mechanism, default)
 
     def f(self, alpha: float | np.ndarray) -> np.ndarray:
         """``max(0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha))``."""
@@ -116,12 +158,7 @@ class ApproxDPCurve(TradeoffCurve):
         return float(max(e + math.log(inner), 0.0)) if inner > 0 else 0.0
 
     def describe(self) -> dict:
-        return {
-            "curve": "ApproxDPCurve",
-            "mechanism": "approximate_dp",
-            "epsilon": self.epsilon,
-            "delta": self.delta,
-        }
+        return _describe(self, "epsilon", "delta")
 
 
 @dataclass(frozen=True)
@@ -129,28 +166,25 @@ class GaussianCurve(TradeoffCurve):
     """Trade-off curve of a mu-GDP mechanism (Dong, Roth & Su 2022, Def. 2.6 and eq. (4)).
 
     ``f(alpha) = Phi(Phi^-1(1 - alpha) - mu)``: testing ``N(0, 1)`` against ``N(mu, 1)``. The Gaussian
-    mechanism with noise ``sigma`` on a query of l2-sensitivity ``L`` is ``L/sigma``-GDP
-    (:meth:`from_mechanism`).
+    mechanism with noise ``sigma`` on a query of l2-sensitivity ``L`` is ``L/sigma``-GDP:
+    ``tradeoff_curve(GaussianMechanism(sigma, L))``.
 
     Parameters
     ----------
     mu : float
         Distance between the two unit-variance normals, ``>= 0`` (``0`` = no information).
+    mechanism : Mechanism, optional
+        The record the curve was built from (:func:`tradeoff_curve` sets it); default ``GDP(mu)``.
     """
 
     mu: float
+    mechanism: Mechanism | None = _mechanism_field()
 
     def __post_init__(self) -> None:
         object.__setattr__(
             self, "mu", check_interval("mu", self.mu, 0.0, math.inf, closed="left", owner="GaussianCurve")
         )
-
-    @classmethod
-    def from_mechanism(cls, sigma: float, sensitivity: float = 1.0) -> GaussianCurve:
-        """The Gaussian mechanism ``q(D) + N(0, sigma^2 I)`` with l2-sensitivity ``L``: ``mu = L / sigma``."""
-        s = check_positive("sigma", sigma, owner="GaussianCurve.from_mechanism")
-        sens = check_positive("sensitivity", sensitivity, owner="GaussianCurve.from_mechanism")
-        return cls(mu=sens / s)
+        _attach(self, self.mechanism, GDP(self.mu))
 
     def f(self, alpha: float | np.ndarray) -> np.ndarray:
         """``Phi(Phi^-1(1 - alpha) - mu)``."""
@@ -167,7 +201,7 @@ class GaussianCurve(TradeoffCurve):
         return float(2.0 * stats.norm.cdf(self.mu / 2.0) - 1.0)
 
     def alpha_at_tpr(self, tpr: float | np.ndarray) -> np.ndarray:
-        """``alpha*(r) = Phi(Phi^-1(r) - mu)`` (MATH.md 4)."""
+        """``alpha*(r) = Phi(Phi^-1(r) - mu)`` (docs/theory.md section 4)."""
         r = _check_tpr(tpr, "GaussianCurve.alpha_at_tpr")
         return _shaped(stats.norm.cdf(stats.norm.ppf(r) - self.mu), tpr)
 
@@ -189,7 +223,7 @@ class GaussianCurve(TradeoffCurve):
         return super().epsilon_for_delta(d)
 
     def describe(self) -> dict:
-        return {"curve": "GaussianCurve", "mechanism": "gaussian_dp", "mu": self.mu}
+        return _describe(self, "mu")
 
 
 @dataclass(frozen=True)
@@ -213,16 +247,21 @@ class LaplaceCurve(TradeoffCurve):
         Laplace scale ``b > 0``.
     sensitivity : float, default=1.0
         l1-sensitivity ``L > 0`` of the query.
+    mechanism : Mechanism, optional
+        The record the curve was built from (:func:`tradeoff_curve` sets it); default
+        ``LaplaceMechanism(scale, sensitivity)``.
     """
 
     scale: float
     sensitivity: float = 1.0
+    mechanism: Mechanism | None = _mechanism_field()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "scale", check_positive("scale", self.scale, owner="LaplaceCurve"))
         object.__setattr__(
             self, "sensitivity", check_positive("sensitivity", self.sensitivity, owner="LaplaceCurve")
         )
+        _attach(self, self.mechanism, LaplaceMechanism(self.scale, self.sensitivity))
 
     @property
     def epsilon(self) -> float:
@@ -278,10 +317,66 @@ class LaplaceCurve(TradeoffCurve):
         return float(max(0.0, self.epsilon + 2.0 * math.log1p(-d)))
 
     def describe(self) -> dict:
-        return {
-            "curve": "LaplaceCurve",
-            "mechanism": "laplace",
-            "scale": self.scale,
-            "sensitivity": self.sensitivity,
-            "epsilon": self.epsilon,
-        }
+        return _describe(self, "scale", "sensitivity", "epsilon")
+
+
+# ---------------------------------------------------------------------------------------------------
+# From a mechanism record to its curve
+# ---------------------------------------------------------------------------------------------------
+_CLOSED_FORMS = (PureDP, ApproxDP, GaussianMechanism, LaplaceMechanism, GDP)
+
+
+def has_closed_form(mechanism: Mechanism) -> bool:
+    """Whether :func:`tradeoff_curve` gives ``mechanism`` an exact closed-form curve (else a PLD curve)."""
+    return isinstance(mechanism, _CLOSED_FORMS)
+
+
+def tradeoff_curve(
+    mechanism: Mechanism, *, value_discretization_interval: float | None = None
+) -> TradeoffCurve:
+    """The trade-off curve of a mechanism record: the one way from a record to the arithmetic.
+
+    * ``PureDP(eps)``, ``ApproxDP(eps, delta)``: :class:`ApproxDPCurve`, the exact worst case (Kairouz,
+      Oh & Viswanath 2015);
+    * ``GaussianMechanism(sigma, L)``: :class:`GaussianCurve` with ``mu = L / sigma`` (Dong, Roth & Su
+      2022, Thm 2.7); ``GDP(mu)``: :class:`GaussianCurve`;
+    * ``LaplaceMechanism(b, L)``: the exact :class:`LaplaceCurve`;
+    * ``SubsampledGaussian`` (DP-SGD), ``Composed``: :class:`~mipkit.accounting.pld.PLDCurve` of a
+      pessimistic privacy-loss distribution (never above the exact curve).
+
+    Every curve carries the record (``curve.mechanism``; ``curve.describe()["mechanism"]`` is its
+    :meth:`~mipkit.accounting.mechanisms.Mechanism.to_dict`). Formulas: docs/theory.md section 3.
+
+    Parameters
+    ----------
+    mechanism : Mechanism
+        A record of :mod:`mipkit.accounting.mechanisms`.
+    value_discretization_interval : float, optional
+        PLD grid for the records without a closed form (ignored for the others). Default: ``1e-3`` when
+        the record holds a :class:`~mipkit.accounting.mechanisms.SubsampledGaussian` (DP-SGD), else
+        ``1e-4`` (``dp_accounting``'s default). Smaller is tighter (never riskier) and slower.
+
+    Examples
+    --------
+    >>> from mipkit.accounting import GaussianMechanism, tradeoff_curve
+    >>> tradeoff_curve(GaussianMechanism(sigma=2.0)).mu
+    0.5
+    """
+    if isinstance(mechanism, (PureDP, ApproxDP)):
+        delta = mechanism.delta if isinstance(mechanism, ApproxDP) else 0.0
+        return ApproxDPCurve(mechanism.epsilon, delta, mechanism=mechanism)
+    if isinstance(mechanism, GaussianMechanism):
+        return GaussianCurve(mechanism.sensitivity / mechanism.sigma, mechanism=mechanism)
+    if isinstance(mechanism, GDP):
+        return GaussianCurve(mechanism.mu, mechanism=mechanism)
+    if isinstance(mechanism, LaplaceMechanism):
+        return LaplaceCurve(mechanism.scale, mechanism.sensitivity, mechanism=mechanism)
+    if isinstance(mechanism, (SubsampledGaussian, Composed)):
+        from mipkit.accounting.pld import pld_curve  # heavy (dp_accounting): only when needed
+
+        return pld_curve(mechanism, value_discretization_interval=value_discretization_interval)
+    raise MipkitValueError(
+        "The 'mechanism' parameter of tradeoff_curve must be a mechanism record (PureDP, ApproxDP, "
+        "GaussianMechanism, LaplaceMechanism, GDP, SubsampledGaussian, Composed). "
+        f"Got {type(mechanism).__name__} instead."
+    )

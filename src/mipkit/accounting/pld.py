@@ -4,10 +4,13 @@ Google's ``dp_accounting`` represents a mechanism by its privacy-loss distributi
 ``L = log(P(o) / Q(o))`` for ``o ~ P``, where ``P = M(D)`` ("upper") and ``Q = M(D')`` ("lower"), kept
 for the *remove* (``D' = D - x``) and *add* (``D' = D + x``) relations. Composition is a convolution of
 PLDs; DP-SGD is ``T`` compositions of the Poisson-subsampled Gaussian mechanism (Abadi et al. 2016;
-Koskela et al. 2020; Doroshenko et al. 2022, "Connect the Dots").
+Koskela et al. 2020; Doroshenko et al. 2022, "Connect the Dots"). :func:`privacy_loss_distribution` builds
+the PLD of a mechanism record (:mod:`mipkit.accounting.mechanisms`), :func:`pld_curve` its curve; users
+reach both through :func:`mipkit.accounting.tradeoff_curve`.
 
-**From the PLD to the trade-off curve** (MATH.md 3). A discretised PLD has masses ``p_i`` at the loss
-values ``l_i`` (plus ``p_inf`` at ``+inf``); the matching masses of ``Q`` are ``q_i = p_i e^{-l_i}``. The
+**From the PLD to the trade-off curve** (docs/theory.md section 3; the geometry is in
+:mod:`mipkit.accounting.pld_vertices`). A discretised PLD has masses ``p_i`` at the loss values
+``l_i`` (plus ``p_inf`` at ``+inf``); the matching masses of ``Q`` are ``q_i = p_i e^{-l_i}``. The
 likelihood ratio ``P/Q = e^l`` is monotone in ``l``, so by the Neyman-Pearson lemma the most powerful
 tests of ``H0: Q`` ("out") against ``H1: P`` ("in") reject for large losses. Rejecting every loss above
 ``l_k`` gives the vertex
@@ -40,32 +43,27 @@ risk is never under-reported. Composition of such PLDs keeps the property; a fin
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
+import functools
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from dp_accounting.pld import common as pld_common
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
-from mipkit._validation import (
-    MipkitValueError,
-    check_delta,
-    check_epsilon,
-    check_positive,
-    check_positive_int,
-    check_sample_rate,
-)
+from mipkit._validation import MipkitValueError, check_delta, check_epsilon, check_positive
+from mipkit.accounting import mechanisms as rec
+from mipkit.accounting.mechanisms import Mechanism
+from mipkit.accounting.pld_vertices import Lines, Vertices, envelope, positive_part, symmetric_vertices
 from mipkit.accounting.tradeoff import TradeoffCurve, check_alpha
 
 __all__ = [
     "DEFAULT_DPSGD_DISCRETIZATION",
     "DEFAULT_GAUSSIAN_DISCRETIZATION",
     "PLDCurve",
-    "compose",
-    "dpsgd_curve",
-    "dpsgd_pld",
-    "gaussian_pld_curve",
+    "default_discretization",
+    "pld_curve",
+    "privacy_loss_distribution",
 ]
 
 #: Default PLD grid for one (or a few) Gaussian mechanisms: ``dp_accounting``'s own default.
@@ -73,153 +71,6 @@ DEFAULT_GAUSSIAN_DISCRETIZATION = 1e-4
 #: Default PLD grid for DP-SGD: thousands of compositions at ``1e-3`` take a tenth of a second and move
 #: the advantage by a relative ``~5e-4`` (on the safe side) compared with ``1e-4``.
 DEFAULT_DPSGD_DISCRETIZATION = 1e-3
-
-#: Number of points above which the envelope prunes interior points with Qhull before the exact hull.
-_QHULL_MIN_POINTS = 4096
-
-
-# ---------------------------------------------------------------------------------------------------
-# Vertices of the curve of one discretised PLD
-# ---------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class _Lines:
-    """The supporting lines ``beta = 1 - delta_k - gamma_k alpha`` (``gamma_k = e^{eps_k} >= 1``) of a curve.
-
-    ``eps_k`` runs over ``0`` and the positive losses of the PLD, increasing; ``delta_k = delta(eps_k)``.
-    The curve is ``max(0, max_k line_k(alpha), max_k mirror_k(alpha))`` with the mirrored lines
-    ``beta = (1 - delta_k - alpha) / gamma_k``.
-    """
-
-    gamma: np.ndarray
-    delta: np.ndarray
-
-    def tpr(self, alpha: float) -> float:
-        """``1 - f(alpha)`` from the lines (largest TPR of any line at ``alpha``)."""
-        direct = float(np.min(self.delta + self.gamma * alpha))
-        mirrored = float(np.min(1.0 - (1.0 - self.delta - alpha) / self.gamma))
-        return min(max(min(direct, mirrored), alpha), 1.0)
-
-    def alpha_at_tpr(self, r: float) -> float:
-        """``inf{alpha : 1 - f(alpha) >= r}``: the smallest ``alpha`` at which some line reaches ``r``."""
-        direct = np.max((r - self.delta) / self.gamma)
-        mirrored = np.max(1.0 - self.delta - self.gamma * (1.0 - r))
-        return float(min(max(max(direct, mirrored), 0.0), r))
-
-
-def _pmf_arrays(pmf: Any) -> tuple[np.ndarray, np.ndarray, float, float]:
-    """Losses (ascending), masses, ``+inf`` mass and grid step of a ``dp_accounting`` PLD pmf."""
-    dense = pmf.to_dense_pmf()
-    probs = np.asarray(dense._probs, dtype=float)  # private: dp_accounting has no accessor
-    lower = int(dense._lower_loss)
-    step = float(dense._discretization)
-    inf_mass = float(dense._infinity_mass)
-    losses = (lower + np.arange(probs.size)) * step
-    return losses, probs, inf_mass, step
-
-
-def _positive_part(pmf: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The vertices with ``l_k >= 0``: thresholds ``eps_k``, ``alpha_k``, ``tpr_k`` and ``delta(eps_k)``.
-
-    Vertex ``k`` rejects the losses ``> eps_k`` (``eps_0 = +inf``: only the ``+inf`` atom), and the line
-    of slope ``-e^{eps_k}`` through it is ``1 - delta(eps_k) - e^{eps_k} alpha``. Sums run from the
-    largest loss down, so small ``alpha`` and ``1 - beta`` keep full relative precision.
-    """
-    losses, probs, inf_mass, _ = _pmf_arrays(pmf)
-    pos = losses > 0.0
-    lp, pp = losses[pos][::-1], probs[pos][::-1]  # positive losses, largest first
-    qp = pp * np.exp(-lp)
-    alpha = np.concatenate([[0.0], np.cumsum(qp)])
-    tpr = inf_mass + np.concatenate([[0.0], np.cumsum(pp)])
-    # threshold of vertex k: the next loss not yet rejected (0 for the last vertex: all positive losses)
-    eps = np.concatenate([lp, [0.0]])
-    delta = tpr - np.exp(eps) * alpha
-    return eps, np.minimum(alpha, 1.0), np.minimum(tpr, 1.0), np.clip(delta, 0.0, 1.0)
-
-
-@dataclass(frozen=True)
-class _Vertices:
-    """A convex piecewise-linear curve by its vertices (``x`` increasing), with ``tpr = 1 - beta``."""
-
-    x: np.ndarray
-    beta: np.ndarray
-    tpr: np.ndarray
-
-
-def _symmetric_vertices(alpha: np.ndarray, tpr: np.ndarray, delta0: float) -> _Vertices:
-    """Vertices of ``max(F, F^-1)`` where ``F`` is the chain through ``(alpha_k, 1 - tpr_k)`` continued by
-    the ``delta(0)`` line ``beta = 1 - delta0 - alpha``.
-
-    In the regular case (the last vertex lies left of the diagonal) the curve is the chain, the ``-1``
-    segment and the mirrored chain. Otherwise ``F`` and ``F^-1`` cross elsewhere and the crossing points
-    are added, so the vertex list stays exact.
-    """
-    beta = 1.0 - tpr
-    xm, bm = float(alpha[-1]), float(beta[-1])
-    if xm <= bm + 1e-15:
-        x = np.concatenate([alpha, beta[::-1], [1.0]])
-        b = np.concatenate([beta, alpha[::-1], [0.0]])
-        t = np.concatenate([tpr, 1.0 - alpha[::-1], [1.0]])
-    else:
-        # General case: F and its inverse on the union of their breakpoints, plus their crossings.
-        fx = np.concatenate([alpha, [max(1.0 - delta0, xm), 1.0]])
-        fb = np.concatenate([beta, [0.0, 0.0]])
-        fx, uniq = np.unique(fx, return_index=True)
-        fb = fb[uniq]
-        gx, gb = fb[::-1], fx[::-1]
-        gx, uniq = np.unique(gx, return_index=True)
-        gb = gb[uniq]
-        grid = np.union1d(fx, gx)
-        diff = np.interp(grid, fx, fb) - np.interp(grid, gx, gb)
-        s = np.nonzero(np.sign(diff[:-1]) * np.sign(diff[1:]) < 0)[0]
-        cross = grid[s] + (grid[s + 1] - grid[s]) * diff[s] / (diff[s] - diff[s + 1])
-        grid = np.union1d(grid, cross)
-        b = np.maximum(np.interp(grid, fx, fb), np.interp(grid, gx, gb))
-        x, t = grid, 1.0 - b
-        # keep the precise small-alpha TPR of the chain where it is the active branch
-        t = np.where(x <= xm, np.minimum(t, np.interp(x, alpha, tpr)), t)
-    keep = np.ones(x.size, dtype=bool)
-    keep[1:] = np.diff(x) > 0
-    return _Vertices(x=np.clip(x[keep], 0.0, 1.0), beta=np.clip(b[keep], 0.0, 1.0), tpr=t[keep])
-
-
-def _lower_hull(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Indices of the lower convex hull of the points, ordered by ``x`` (Andrew's monotone chain)."""
-    order = np.lexsort((y, x))
-    hull: list[int] = []
-    xs, ys = x.tolist(), y.tolist()
-    for i in order.tolist():
-        xi, yi = xs[i], ys[i]
-        while len(hull) >= 2:
-            a, b = hull[-2], hull[-1]
-            if (xs[b] - xs[a]) * (yi - ys[a]) - (ys[b] - ys[a]) * (xi - xs[a]) <= 0.0:
-                hull.pop()
-            else:
-                break
-        hull.append(i)
-    idx = np.asarray(hull, dtype=int)
-    keep = np.ones(idx.size, dtype=bool)
-    keep[1:] = np.diff(x[idx]) > 0  # equal x: the lowest point came first and stays
-    return idx[keep]
-
-
-def _envelope(curves: list[_Vertices]) -> _Vertices:
-    """Lower convex envelope of several convex curves: the lower hull of all their vertices (exact)."""
-    if len(curves) == 1:
-        return curves[0]
-    x = np.concatenate([c.x for c in curves])
-    beta = np.concatenate([c.beta for c in curves])
-    tpr = np.concatenate([c.tpr for c in curves])
-    candidates = np.arange(x.size)
-    if x.size > _QHULL_MIN_POINTS:
-        # Qhull prunes interior points in C; the monotone chain then orders the survivors exactly.
-        from scipy.spatial import ConvexHull, QhullError
-
-        try:
-            candidates = np.unique(ConvexHull(np.column_stack([x, beta])).vertices)
-        except QhullError:  # pragma: no cover - degenerate input: use every point
-            candidates = np.arange(x.size)
-    idx = candidates[_lower_hull(x[candidates], beta[candidates])]
-    return _Vertices(x=x[idx], beta=beta[idx], tpr=tpr[idx])
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -238,8 +89,8 @@ class PLDCurve(TradeoffCurve):
     pld : dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution
         The mechanism's PLD; build it with ``pessimistic_estimate=True`` (the default of the
         ``dp_accounting`` factories and of every factory here).
-    mechanism : dict, optional
-        JSON-ready description of the mechanism, returned (with the curve's name) by :meth:`describe`.
+    mechanism : Mechanism, optional
+        The record the PLD was built from (:func:`pld_curve` sets it); :meth:`describe` serialises it.
 
     Notes
     -----
@@ -251,7 +102,7 @@ class PLDCurve(TradeoffCurve):
     """
 
     pld: Any
-    mechanism: dict = field(default_factory=dict)
+    mechanism: Mechanism | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.pld, pld_lib.PrivacyLossDistribution):
@@ -259,7 +110,11 @@ class PLDCurve(TradeoffCurve):
                 "The 'pld' parameter of PLDCurve must be a dp_accounting PrivacyLossDistribution. "
                 f"Got {type(self.pld).__name__} instead."
             )
-        object.__setattr__(self, "mechanism", dict(self.mechanism))
+        if self.mechanism is not None and not isinstance(self.mechanism, Mechanism):
+            raise MipkitValueError(
+                "The 'mechanism' parameter of PLDCurve must be a mechanism record or None. "
+                f"Got {type(self.mechanism).__name__} instead."
+            )
         object.__setattr__(self, "_cache", {})
 
     # -- lazily built pieces ------------------------------------------------------------------------
@@ -271,10 +126,10 @@ class PLDCurve(TradeoffCurve):
     def _parts(self) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]]:
         cache = self._cache  # type: ignore[attr-defined]
         if "parts" not in cache:
-            cache["parts"] = [_positive_part(p) for p in self._pmfs()]
+            cache["parts"] = [positive_part(p) for p in self._pmfs()]
         return cache["parts"]
 
-    def _lines(self) -> _Lines:
+    def _lines(self) -> Lines:
         """Supporting lines at ``eps`` = 0 and every positive grid loss, ``delta`` = max over add/remove."""
         cache = self._cache  # type: ignore[attr-defined]
         if "lines" not in cache:
@@ -292,16 +147,16 @@ class PLDCurve(TradeoffCurve):
                     eg = np.exp(grid * step)
                     delta = np.maximum(delta, np.clip(tpr[pos] - eg * alpha[pos], 0.0, 1.0))
                 eps = grid * step
-            cache["lines"] = _Lines(gamma=np.exp(eps), delta=np.asarray(delta, dtype=float))
+            cache["lines"] = Lines(gamma=np.exp(eps), delta=np.asarray(delta, dtype=float))
         return cache["lines"]
 
-    def _vertices(self) -> _Vertices:
+    def _vertices(self) -> Vertices:
         cache = self._cache  # type: ignore[attr-defined]
         if "vertices" not in cache:
             curves = [
-                _symmetric_vertices(alpha, tpr, float(delta[-1])) for _, alpha, tpr, delta in self._parts()
+                symmetric_vertices(alpha, tpr, float(delta[-1])) for _, alpha, tpr, delta in self._parts()
             ]
-            cache["vertices"] = _envelope(curves)
+            cache["vertices"] = envelope(curves)
         return cache["vertices"]
 
     # -- TradeoffCurve interface -------------------------------------------------------------------
@@ -365,14 +220,35 @@ class PLDCurve(TradeoffCurve):
         return self._lines().alpha_at_tpr(r)
 
     def describe(self) -> dict:
-        """The curve's name and the mechanism description given when it was built."""
-        return {"curve": "PLDCurve", **self.mechanism}
+        """The curve's name, the record it was built from (``None`` for a bare PLD) and the PLD grid."""
+        return {
+            "curve": "PLDCurve",
+            "mechanism": None if self.mechanism is None else self.mechanism.to_dict(),
+            "value_discretization_interval": _pld_discretization(self.pld),
+        }
 
 
 # ---------------------------------------------------------------------------------------------------
-# Factories
+# From a mechanism record to its PLD
 # ---------------------------------------------------------------------------------------------------
-def _check_discretization(value: float, owner: str) -> float:
+def _pld_discretization(pld: Any) -> float:
+    return float(pld._pmf_remove._discretization)  # private: no accessor in dp_accounting
+
+
+def _holds_dpsgd(mechanism: Mechanism) -> bool:
+    if isinstance(mechanism, rec.Composed):
+        return any(_holds_dpsgd(m) for m in mechanism.mechanisms)
+    return isinstance(mechanism, rec.SubsampledGaussian)
+
+
+def default_discretization(mechanism: Mechanism) -> float:
+    """The PLD grid used when none is given: ``1e-3`` if the record holds DP-SGD, else ``1e-4``."""
+    return DEFAULT_DPSGD_DISCRETIZATION if _holds_dpsgd(mechanism) else DEFAULT_GAUSSIAN_DISCRETIZATION
+
+
+def _check_discretization(value: float | None, mechanism: Mechanism, owner: str) -> float:
+    if value is None:
+        return default_discretization(mechanism)
     d = check_positive("value_discretization_interval", value, owner=owner)
     if d > 1.0:
         raise MipkitValueError(
@@ -382,180 +258,85 @@ def _check_discretization(value: float, owner: str) -> float:
     return d
 
 
-def gaussian_pld_curve(
-    sigma: float,
-    sensitivity: float = 1.0,
-    *,
-    value_discretization_interval: float = DEFAULT_GAUSSIAN_DISCRETIZATION,
-) -> PLDCurve:
-    """PLD trade-off curve of the Gaussian mechanism ``q(D) + N(0, sigma^2)`` (l2-sensitivity ``L``).
-
-    Exact curve: ``Phi(Phi^-1(1 - alpha) - L/sigma)`` (:class:`~mipkit.accounting.curves.GaussianCurve`);
-    this PLD version is the building block for compositions with other mechanisms.
-    """
-    owner = "gaussian_pld_curve"
-    s = check_positive("sigma", sigma, owner=owner)
-    sens = check_positive("sensitivity", sensitivity, owner=owner)
-    d = _check_discretization(value_discretization_interval, owner)
-    pld = pld_lib.from_gaussian_mechanism(
-        standard_deviation=s, sensitivity=sens, pessimistic_estimate=True, value_discretization_interval=d
-    )
-    return PLDCurve(
-        pld,
-        mechanism={
-            "mechanism": "gaussian",
-            "sigma": s,
-            "sensitivity": sens,
-            "value_discretization_interval": d,
-        },
-    )
-
-
-def _check_dpsgd(noise_multiplier: float, sample_rate: float, steps: int, owner: str) -> tuple:
-    sigma = check_positive("noise_multiplier", noise_multiplier, owner=owner)
-    q = check_sample_rate(sample_rate, owner=owner)
-    t = check_positive_int("steps", steps, owner=owner)
-    return sigma, q, t
-
-
-def dpsgd_pld(
-    noise_multiplier: float,
-    sample_rate: float,
-    steps: int,
-    *,
-    value_discretization_interval: float = DEFAULT_DPSGD_DISCRETIZATION,
-) -> Any:
-    """Pessimistic PLD of DP-SGD: the Poisson-subsampled Gaussian mechanism composed ``steps`` times.
-
-    ``from_gaussian_mechanism(standard_deviation=noise_multiplier, sampling_prob=q)`` then
-    ``self_compose(T)`` (add-or-remove-one neighbours; clipping norm 1 so the noise multiplier is the
-    standard deviation).
-    """
-    owner = "dpsgd_pld"
-    sigma, q, t = _check_dpsgd(noise_multiplier, sample_rate, steps, owner)
-    d = _check_discretization(value_discretization_interval, owner)
-    one = pld_lib.from_gaussian_mechanism(
-        standard_deviation=sigma,
-        sensitivity=1.0,
-        pessimistic_estimate=True,
-        value_discretization_interval=d,
-        sampling_prob=q,
-        use_connect_dots=True,
-    )
-    return one.self_compose(t) if t > 1 else one
-
-
-def dpsgd_curve(
-    noise_multiplier: float,
-    sample_rate: float,
-    steps: int,
-    *,
-    value_discretization_interval: float = DEFAULT_DPSGD_DISCRETIZATION,
-) -> PLDCurve:
-    """Trade-off curve of DP-SGD with Poisson sampling rate ``q`` run for ``T`` steps.
-
-    Parameters
-    ----------
-    noise_multiplier : float
-        Gaussian noise standard deviation divided by the clipping norm, ``> 0``.
-    sample_rate : float
-        Poisson sampling probability ``q`` in (0, 1] (batch size / dataset size).
-    steps : int
-        Number of noisy gradient steps ``T >= 1``.
-    value_discretization_interval : float, default=1e-3
-        PLD grid; smaller is tighter (never riskier) and slower.
-    """
-    owner = "dpsgd_curve"
-    sigma, q, t = _check_dpsgd(noise_multiplier, sample_rate, steps, owner)
-    d = _check_discretization(value_discretization_interval, owner)
-    pld = dpsgd_pld(sigma, q, t, value_discretization_interval=d)
-    return PLDCurve(
-        pld,
-        mechanism={
-            "mechanism": "dpsgd",
-            "noise_multiplier": sigma,
-            "sample_rate": q,
-            "steps": t,
-            "value_discretization_interval": d,
-        },
-    )
-
-
-def _to_pld(item: Any, d: float) -> tuple[Any, dict]:
-    """A PLD (at grid ``d``) and a description for one mechanism given to :func:`compose`."""
-    from mipkit.accounting import curves as _curves
-
-    if isinstance(item, PLDCurve):
-        return item.pld, item.describe()
-    if isinstance(item, pld_lib.PrivacyLossDistribution):
-        return item, {"curve": "PrivacyLossDistribution"}
-    if isinstance(item, _curves.GaussianCurve):
-        if item.mu == 0.0:
-            return pld_lib.identity(value_discretization_interval=d), item.describe()
-        pld = pld_lib.from_gaussian_mechanism(
-            standard_deviation=1.0 / item.mu, pessimistic_estimate=True, value_discretization_interval=d
-        )
-        return pld, item.describe()
-    if isinstance(item, _curves.LaplaceCurve):
-        pld = pld_lib.from_laplace_mechanism(
-            item.scale,
-            sensitivity=item.sensitivity,
+def _pld(mechanism: Mechanism, d: float) -> Any:
+    """Pessimistic PLD of one record on grid ``d`` (``dp_accounting`` factories; losses rounded up)."""
+    if isinstance(mechanism, rec.GaussianMechanism):
+        return pld_lib.from_gaussian_mechanism(
+            standard_deviation=mechanism.sigma,
+            sensitivity=mechanism.sensitivity,
             pessimistic_estimate=True,
             value_discretization_interval=d,
         )
-        return pld, item.describe()
-    if isinstance(item, _curves.ApproxDPCurve):
-        params = pld_common.DifferentialPrivacyParameters(epsilon=item.epsilon, delta=item.delta)
-        return pld_lib.from_privacy_parameters(params, value_discretization_interval=d), item.describe()
+    if isinstance(mechanism, rec.GDP):
+        if mechanism.mu == 0.0:
+            return pld_lib.identity(value_discretization_interval=d)
+        return pld_lib.from_gaussian_mechanism(
+            standard_deviation=1.0 / mechanism.mu, pessimistic_estimate=True, value_discretization_interval=d
+        )
+    if isinstance(mechanism, rec.LaplaceMechanism):
+        return pld_lib.from_laplace_mechanism(
+            mechanism.scale,
+            sensitivity=mechanism.sensitivity,
+            pessimistic_estimate=True,
+            value_discretization_interval=d,
+        )
+    if isinstance(mechanism, (rec.PureDP, rec.ApproxDP)):
+        # the worst case among (eps, delta)-DP mechanisms
+        delta = mechanism.delta if isinstance(mechanism, rec.ApproxDP) else 0.0
+        params = pld_common.DifferentialPrivacyParameters(epsilon=mechanism.epsilon, delta=delta)
+        return pld_lib.from_privacy_parameters(params, value_discretization_interval=d)
+    if isinstance(mechanism, rec.SubsampledGaussian):
+        # add-or-remove-one neighbours, clipping norm 1: the noise multiplier is the standard deviation
+        one = pld_lib.from_gaussian_mechanism(
+            standard_deviation=mechanism.noise_multiplier,
+            sensitivity=1.0,
+            pessimistic_estimate=True,
+            value_discretization_interval=d,
+            sampling_prob=mechanism.sample_rate,
+            use_connect_dots=True,
+        )
+        return one.self_compose(mechanism.steps) if mechanism.steps > 1 else one
+    if isinstance(mechanism, rec.Composed):
+        # the privacy loss of a composition is the sum of the losses: convolve the PLDs
+        return functools.reduce(lambda a, b: a.compose(b), (_pld(m, d) for m in mechanism.mechanisms))
     raise MipkitValueError(
-        "compose() takes PLDCurve, GaussianCurve, LaplaceCurve, ApproxDPCurve or dp_accounting "
-        f"PrivacyLossDistribution objects. Got {type(item).__name__} instead."
+        "The 'mechanism' parameter of privacy_loss_distribution must be a mechanism record. "
+        f"Got {type(mechanism).__name__} instead."
     )
 
 
-def _pld_discretization(pld: Any) -> float:
-    return float(pld._pmf_remove._discretization)
+def privacy_loss_distribution(
+    mechanism: Mechanism, *, value_discretization_interval: float | None = None
+) -> Any:
+    """Pessimistic ``dp_accounting`` PLD of any mechanism record.
 
-
-def compose(*mechanisms: Any, value_discretization_interval: float | None = None) -> PLDCurve:
-    """Trade-off curve of running several mechanisms on the same data (adaptive composition).
-
-    Each mechanism becomes a pessimistic PLD (a :class:`GaussianCurve` ``mu`` as the Gaussian mechanism
-    with ``sigma = 1/mu``; a :class:`LaplaceCurve` as ``from_laplace_mechanism``; an
-    :class:`ApproxDPCurve` as ``from_privacy_parameters``, the worst case among ``(eps, delta)``-DP
-    mechanisms; a :class:`PLDCurve` as its PLD) and the PLDs are convolved (``dp_accounting``'s
-    ``compose``): the privacy loss of a composition is the sum of the losses.
+    ``PureDP`` / ``ApproxDP``: ``from_privacy_parameters`` (the worst case among such mechanisms);
+    ``GaussianMechanism`` / ``GDP``: ``from_gaussian_mechanism`` (``GDP(mu)`` as the Gaussian mechanism with
+    ``sigma = 1/mu``); ``LaplaceMechanism``: ``from_laplace_mechanism``; ``SubsampledGaussian``: the
+    Poisson-subsampled Gaussian with ``sampling_prob = q``, ``self_compose(T)``; ``Composed``: the
+    convolution of its parts' PLDs, all on one grid.
 
     Parameters
     ----------
-    *mechanisms
-        Curves or PLDs, at least one.
+    mechanism : Mechanism
+        The record.
     value_discretization_interval : float, optional
-        Grid for the PLDs built here. Defaults to the grid of the first PLD given, else ``1e-4``. All
-        given PLDs must share it.
+        PLD grid in (0, 1]; default :func:`default_discretization`.
     """
-    if not mechanisms:
-        raise MipkitValueError("compose() needs at least one mechanism. Got none.")
-    given = [
-        m.pld if isinstance(m, PLDCurve) else m
-        for m in mechanisms
-        if isinstance(m, (PLDCurve, pld_lib.PrivacyLossDistribution))
-    ]
-    if value_discretization_interval is None:
-        d = _pld_discretization(given[0]) if given else DEFAULT_GAUSSIAN_DISCRETIZATION
-    else:
-        d = _check_discretization(value_discretization_interval, "compose")
-    for p in given:
-        if not math.isclose(_pld_discretization(p), d, rel_tol=1e-12):
-            raise MipkitValueError(
-                "compose() needs every PLD on the same grid: got value_discretization_interval "
-                f"{_pld_discretization(p):g} and {d:g}. Rebuild them with the same grid."
-            )
-    plds, parts = zip(*(_to_pld(m, d) for m in mechanisms), strict=True)
-    total = plds[0]
-    for p in plds[1:]:
-        total = total.compose(p)
-    return PLDCurve(
-        total,
-        mechanism={"mechanism": "composition", "parts": list(parts), "value_discretization_interval": d},
-    )
+    owner = "privacy_loss_distribution"
+    if not isinstance(mechanism, Mechanism):
+        raise MipkitValueError(
+            f"The 'mechanism' parameter of {owner} must be a mechanism record. "
+            f"Got {type(mechanism).__name__} instead."
+        )
+    return _pld(mechanism, _check_discretization(value_discretization_interval, mechanism, owner))
+
+
+def pld_curve(mechanism: Mechanism, *, value_discretization_interval: float | None = None) -> PLDCurve:
+    """The :class:`PLDCurve` of a record's pessimistic PLD (:func:`privacy_loss_distribution`).
+
+    :func:`mipkit.accounting.tradeoff_curve` calls it for DP-SGD and compositions; call it directly for the
+    PLD version of a mechanism that also has a closed form (e.g. to compare the two).
+    """
+    pld = privacy_loss_distribution(mechanism, value_discretization_interval=value_discretization_interval)
+    return PLDCurve(pld, mechanism=mechanism)

@@ -34,7 +34,7 @@ def plot_tradeoff(
     * ROC panels: the largest TPR at each FPR, ``1 - f(FPR)`` (every membership attack lies on or under
       it), next to what MIP eta alone allows, ``min(1, FPR + 2 eta)``, and the chance line.
     * Precision-recall: ``pi r / (pi r + (1 - pi) alpha*(r))`` at the member fractions ``base_rates``
-      (default skews 1:1, 1:10, 1:100, 1:1000; MATH.md 4).
+      (default skews 1:1, 1:10, 1:100, 1:1000; docs/theory.md section 4).
 
     Returns a :class:`matplotlib.figure.Figure` (save it with ``fig.savefig("file.png")``).
     """
@@ -79,6 +79,10 @@ def plot_tradeoff(
     ax_pr.legend(loc="best", fontsize="small", title="members : non-members\n(dotted: guessing)")
 
     desc = curve.describe()
-    params = ", ".join(f"{k}={v:g}" for k, v in desc.items() if isinstance(v, (int, float)))
-    fig.suptitle(title or f"{desc.get('mechanism', desc.get('curve'))} ({params})")
+    record = desc.get("mechanism") or {"name": desc["curve"]}
+    numbers = {
+        k: v for k, v in (record | desc).items() if isinstance(v, (int, float)) and not isinstance(v, bool)
+    }
+    params = ", ".join(f"{k}={v:g}" for k, v in numbers.items())
+    fig.suptitle(title or f"{record['name']} ({params})")
     return fig

@@ -2,7 +2,7 @@
 baseline, singling out, attribute inference and precision at a realistic base rate.
 
 Pure functions of a :class:`~mipkit.accounting.tradeoff.TradeoffCurve` (or of ``(epsilon, delta)`` /
-``eta``); every formula is in MATH.md sections 1, 3 and 4. Vocabulary: alpha = FPR, beta = FNR,
+``eta``); every formula is in docs/theory.md sections 1, 3 and 4. Vocabulary: alpha = FPR, beta = FNR,
 TPR = ``1 - beta``; ``f`` is the trade-off curve.
 """
 
@@ -72,7 +72,7 @@ def eta_from_dp(epsilon: float, delta: float = 0.0) -> float:
     """MIP eta implied by ``(epsilon, delta)``-DP: ``delta + (1 - delta)/(1 + e^-eps) - 1/2``.
 
     Theorem 4 of Izzo, Yoon, Arik & Zou, "Provable Membership Inference Privacy" (TMLR 2024); tight: a
-    randomised-response mechanism with a ``delta`` leak attains it (MATH.md 1).
+    randomised-response mechanism with a ``delta`` leak attains it (docs/theory.md section 1).
 
     Parameters
     ----------
@@ -94,9 +94,9 @@ def eta_from_dp(epsilon: float, delta: float = 0.0) -> float:
 def eta_from_curve(curve: TradeoffCurve) -> float:
     """MIP eta implied by f-DP: ``eta = adv / 2`` with ``adv = sup_alpha (1 - alpha - f(alpha))``.
 
-    mipkit's f-DP-to-MIP result (MATH.md 1), by the matching argument of Izzo et al. (TMLR 2024),
-    Thm 4 and Lemma 12: pair each training set ``D0`` holding the target with a neighbour ``D1`` without
-    it. An attacker saying "member" on the set ``S`` errs on the pair with probability
+    mipkit's f-DP-to-MIP result (docs/theory.md section 1), by the matching argument of Izzo et al. (TMLR
+    2024), Thm 4 and Lemma 12: pair each training set ``D0`` holding the target with a neighbour ``D1``
+    without it. An attacker saying "member" on the set ``S`` errs on the pair with probability
     ``(P(A(D0) not in S) + P(A(D1) in S)) / 2 = (beta + alpha) / 2 >= (alpha + f(alpha)) / 2``, and
     ``min_alpha (alpha + f(alpha)) = 1 - adv``; so the accuracy is at most ``1/2 + adv/2``. For
     :class:`~mipkit.accounting.curves.ApproxDPCurve` this equals :func:`eta_from_dp` (Thm 4); for mu-GDP it
@@ -109,7 +109,7 @@ def eta_from_curve(curve: TradeoffCurve) -> float:
 def tpr_at_fpr_bound(curve: TradeoffCurve, fpr: float | np.ndarray) -> np.ndarray:
     """Largest TPR any membership test can reach at FPR ``fpr`` under f-DP: ``1 - f(fpr)``.
 
-    Definition of f-DP (Dong, Roth & Su 2022, Def. 2.3); MATH.md 1 and 3. Returns an array of
+    Definition of f-DP (Dong, Roth & Su 2022, Def. 2.3); docs/theory.md sections 1 and 3. Returns an array of
     ``fpr``'s shape.
     """
     c = _check_curve(curve, "tpr_at_fpr_bound")
@@ -122,8 +122,8 @@ def mip_tpr_bound(eta: float, fpr: float | np.ndarray) -> np.ndarray:
 
     Corrects Theorem 8 of Izzo et al. (TMLR 2024), which states ``TPR <= FPR + eta``: its proof writes
     the joint probability ``P(I = 1, x* in D_train) = TPR / 2`` where it says TPR. With ``k = n/2`` the
-    accuracy is ``(TPR + 1 - FPR)/2 <= 1/2 + eta``, so ``TPR - FPR <= 2 eta`` (MATH.md 1). Check: a
-    perfect attacker has ``eta = 1/2``, ``TPR = 1``, ``FPR = 0``. Unlike f-DP, this does not bound
+    accuracy is ``(TPR + 1 - FPR)/2 <= 1/2 + eta``, so ``TPR - FPR <= 2 eta`` (docs/theory.md section 1).
+    Check: a perfect attacker has ``eta = 1/2``, ``TPR = 1``, ``FPR = 0``. Unlike f-DP, this does not bound
     precision at low FPR.
     """
     e = check_interval("eta", eta, 0.0, 0.5, closed="both", owner="mip_tpr_bound")
@@ -135,9 +135,9 @@ def success_bound(curve: TradeoffCurve, baseline: float | np.ndarray) -> np.ndar
     """Largest success of re-identification, attribute inference or reconstruction: ``1 - f(base)``.
 
     Kulynych et al., "Unifying Re-Identification, Attribute Inference, and Data Reconstruction Risks in
-    Differential Privacy" (2025), unified bound (Thm 3.1-3.3; MATH.md 3): if the attacker's best chance
-    without the target's record is ``base`` (baseline success), its chance with the release is at most
-    ``1 - f(base)``. Holds for single-target predicate singling out (SPSO), attribute inference (SAI) and
+    Differential Privacy" (2025), unified bound (Thm 3.1-3.3; docs/theory.md section 3): if the attacker's
+    best chance without the target's record is ``base`` (baseline success), its chance with the release is at
+    most ``1 - f(base)``. Holds for single-target predicate singling out (SPSO), attribute inference (SAI) and
     reconstruction robustness (SRR).
     """
     c = _check_curve(curve, "success_bound")
@@ -148,7 +148,8 @@ def success_bound(curve: TradeoffCurve, baseline: float | np.ndarray) -> np.ndar
 def advantage_over_baseline(curve: TradeoffCurve, baseline: float | np.ndarray) -> np.ndarray:
     """Largest gain of an attack over its baseline: ``1 - f(base) - base`` (Kulynych et al. 2025).
 
-    The worst case over all baselines is the advantage ``sup (1 - alpha - f(alpha))`` (MATH.md 3).
+    The worst case over all baselines is the advantage ``sup (1 - alpha - f(alpha))`` (docs/theory.md
+    section 3).
     """
     c = _check_curve(curve, "advantage_over_baseline")
     b = _check_rates("baseline", baseline, "advantage_over_baseline")
@@ -158,10 +159,10 @@ def advantage_over_baseline(curve: TradeoffCurve, baseline: float | np.ndarray) 
 def singling_out_bound(curve: TradeoffCurve, n: int, w: float | np.ndarray) -> np.ndarray:
     """Largest advantage of predicate singling out over ``n`` records: ``n (1 - f(w)) - n w (1-w)^(n-1)``.
 
-    Setting (Cohen & Nissim's PSO, as bounded through f-DP by Kulynych et al. 2025, Fig. 2; MATH.md 3):
-    the ``n`` records are i.i.d.; from the release the attacker outputs a predicate whose weight (chance
-    that a fresh record satisfies it) is at most ``w``; it succeeds if the predicate isolates exactly one
-    record of the data. Without the release a weight-``w`` predicate isolates one record with probability
+    Setting (Cohen & Nissim's PSO, as bounded through f-DP by Kulynych et al. 2025, Fig. 2; docs/theory.md
+    section 3): the ``n`` records are i.i.d.; from the release the attacker outputs a predicate whose weight
+    (chance that a fresh record satisfies it) is at most ``w``; it succeeds if the predicate isolates exactly
+    one record of the data. Without the release a weight-``w`` predicate isolates one record with probability
     ``n w (1 - w)^(n - 1)`` (the baseline). With it, by a union bound over the ``n`` records and f-DP for
     each, the success is at most ``min(1, n (1 - f(w)))``. The returned value is the bound on
     success minus baseline (``adv = succ - base``); mipkit caps the success part at 1 (success is a
@@ -194,10 +195,10 @@ def binary_attribute_error_bound(curve: TradeoffCurve, prior: float | np.ndarray
 
     ``min(pi, 1 - pi) * (1 - delta(|log(pi / (1 - pi))|))``,
 
-    which is MATH.md 3's ``(1 - pi)(1 - delta(log(pi/(1 - pi))))`` for ``pi >= 1/2`` and its mirror image
-    for ``pi < 1/2`` (the formula as written would need ``delta`` at a negative epsilon). It is an error
-    probability, not an accuracy: the attacker is right at most ``1 -`` this. Kulynych et al. 2025 (SAI).
-    Tight for symmetric curves (the optimal likelihood-ratio test attains it).
+    which is docs/theory.md section 3's ``(1 - pi)(1 - delta(log(pi/(1 - pi))))`` for ``pi >= 1/2`` and its
+    mirror image for ``pi < 1/2`` (the formula as written would need ``delta`` at a negative epsilon). It is
+    an error probability, not an accuracy: the attacker is right at most ``1 -`` this. Kulynych et al. 2025
+    (SAI). Tight for symmetric curves (the optimal likelihood-ratio test attains it).
     """
     c = _check_curve(curve, "binary_attribute_error_bound")
     p = _check_rates("prior", prior, "binary_attribute_error_bound")
@@ -216,8 +217,8 @@ def certified_precision(curve: TradeoffCurve, recall: float | np.ndarray, base_r
     """Largest precision of a membership attack at recall ``r`` when a fraction ``pi`` are members.
 
     ``precision <= pi r / (pi r + (1 - pi) alpha*(r))`` with ``alpha*(r) = inf{alpha : 1 - f(alpha) >= r}``
-    the smallest FPR at which TPR ``r`` is reachable (MATH.md 4; Francis & Wagner's base-rate precision
-    with the f-DP bound plugged in). For mu-GDP, ``alpha*(r) = Phi(Phi^-1(r) - mu)``. Where
+    the smallest FPR at which TPR ``r`` is reachable (docs/theory.md section 4; Francis & Wagner's base-rate
+    precision with the f-DP bound plugged in). For mu-GDP, ``alpha*(r) = Phi(Phi^-1(r) - mu)``. Where
     ``alpha*(r) = 0`` (e.g. ``r <= delta`` for ``(eps, delta)``-DP) the bound is 1; at ``r = 0`` it is
     undefined (NaN).
 

@@ -1,9 +1,9 @@
 """The trade-off curve: the one object every privacy guarantee is turned into.
 
 A trade-off function ``f(alpha)`` is the smallest type-II error (FNR, ``beta``) of any test of
-``D`` against a neighbouring ``D'`` at type-I error (FPR) ``alpha`` (Dong, Roth & Su's f-DP; MATH.md 3).
-Every risk in :mod:`mipkit.accounting.risk` is a function of this curve, so a mechanism only has to
-provide ``f``. Subclasses give closed forms where they exist; the defaults here are numeric.
+``D`` against a neighbouring ``D'`` at type-I error (FPR) ``alpha`` (Dong, Roth & Su's f-DP; docs/theory.md
+section 3). Every risk in :mod:`mipkit.accounting.risk` is a function of this curve, so a mechanism only has
+to provide ``f``. Subclasses give closed forms where they exist; the defaults here are numeric.
 
 Contract every curve satisfies (tested for each subclass in ``tests/accounting``):
 ``f`` is non-increasing, convex, ``0 <= f(alpha) <= 1 - alpha``, ``f(0) <= 1`` and ``f(1) = 0``.
@@ -17,6 +17,8 @@ import math
 import numpy as np
 
 from mipkit._validation import MipkitValueError, check_delta, check_epsilon
+
+__all__ = ["TradeoffCurve"]
 
 #: Grid on which numeric defaults look for suprema: dense near 0 and 1 on a log scale, plus a
 #: uniform part. Closed-form subclasses do not use it.
@@ -186,6 +188,19 @@ class TradeoffCurve(abc.ABC):
             else:
                 lo = mid
         return float(hi)
+
+    # -- one-point queries (what a calibration loop asks; a curve may answer them without building itself)
+    def tpr_at_fpr(self, alpha: float) -> float:
+        """Largest TPR at one FPR ``alpha``: ``1 - f(alpha)`` as a float.
+
+        Equals ``float(self.tpr(alpha))``; :class:`~mipkit.accounting.pld.PLDCurve` answers from its
+        supporting lines without building the whole curve.
+        """
+        return float(self.tpr(check_alpha(alpha, owner=f"{type(self).__name__}.tpr_at_fpr")))
+
+    def alpha_at_tpr_fast(self, tpr: float) -> float:
+        """:meth:`alpha_at_tpr` at one TPR, as a float (a PLD curve answers without building itself)."""
+        return float(self.alpha_at_tpr(tpr))
 
     def describe(self) -> dict:
         """A JSON-ready description of the mechanism behind the curve."""

@@ -15,7 +15,7 @@ confidences and one to the OUT confidences of that record and scores the target 
   ``scipy.stats.norm.logsf``): the same ordering as ``Phi(z)`` for each record, but it does not saturate at
   1 for ``z > 8``, so low-FPR thresholds stay distinct. The authors' released code instead scores
   ``-log N(x; mu_out, s_out^2)`` (``test="logpdf"``), a two-sided score that also calls a record a member
-  when ``x`` is far *below* the OUT mean; both are offered (MATH.md 9).
+  when ``x`` is far *below* the OUT mean; both are offered (docs/theory.md section 9).
 
 ``global_variance=True`` replaces the per-record variances by one pooled variance (the paper's advice when
 there are few reference models, Sec. IV-C "fixed variance"). mipkit pools the *within-record* deviations,

@@ -37,7 +37,7 @@ def loss_threshold_guesses(target_loss, *, threshold: float) -> np.ndarray:
 
     Yeom et al. set ``threshold`` to the average training loss of the target model; any threshold chosen
     without looking at the targets' memberships gives an unbiased accuracy (see
-    :func:`mipkit.metrics.eta_from_guesses`).
+    :func:`mipkit.stats.eta_from_guesses`).
     """
     loss = check_finite_array("target_loss", target_loss, ndim=1, owner="loss_threshold_guesses")
     t = float(check_finite_array("threshold", [threshold], owner="loss_threshold_guesses")[0])

@@ -1,4 +1,6 @@
-"""The Leave-Two-Unlabeled (LTU) attacker of Pedersen et al. (thesis ch. 4.2 and 5.2; MATH.md 5).
+"""The Leave-Two-Unlabeled (LTU) attacker of Pedersen et al. (thesis ch. 4.2 and 5.2).
+
+Theory: docs/theory.md section 5.
 
 Setting (thesis Sec. 4.2.1, Fig. 4.1). A defender trains a model ``M_D`` on its data ``D_D``; a disjoint
 reserve ``D_R`` comes from the same source. In each round the evaluator takes one ``d`` from ``D_D`` and one
@@ -52,16 +54,23 @@ from joblib import Parallel, delayed
 from threadpoolctl import ThreadpoolController
 
 from mipkit._random import check_random_state
-from mipkit._validation import MipkitValueError, check_choice, check_positive_int
+from mipkit._validation import MipkitValueError, check_choice, check_finite_array, check_positive_int
+from mipkit.attacks.model_compare import (
+    _fitted_parameters,
+    _squared_distance,
+    model_outputs,
+    parameter_distance,
+)
 from mipkit.attacks.signals import cross_entropy_loss, true_class_probability
 from mipkit.game.trainers import TrainerSpec, predict_full_proba, resolve_trainer
-from mipkit.metrics import Proportion
+from mipkit.stats import Proportion
 
 __all__ = [
     "LTU_SCENARIOS",
     "LTU_STRATEGIES",
     "LTUResult",
     "ltu_game",
+    "ltu_loss_game",
     "ltu_privacy",
     "model_outputs",
     "parameter_distance",
@@ -137,75 +146,6 @@ class LTUResult:
             "utility": self.utility,
             **self.extra,
         }
-
-
-# ---------------------------------------------------------------------------------------------------------
-# comparing models
-
-
-def model_outputs(model: Any, X: np.ndarray) -> np.ndarray:
-    """Black-box outputs of a fitted model on ``X``: ``predict_proba``, else ``decision_function``, else
-    ``predict``, as a float array. (RidgeClassifier and Perceptron have no ``predict_proba``; their
-    ``decision_function`` values are what a black-box query returns.)"""
-    for method in ("predict_proba", "decision_function", "predict"):
-        fn = getattr(model, method, None)
-        if callable(fn):
-            return np.asarray(fn(X), dtype=float)
-    raise MipkitValueError(f"{type(model).__name__} has no predict_proba, decision_function or predict.")
-
-
-def _numeric_arrays(value: Any, depth: int = 0) -> list[np.ndarray]:
-    """Numeric content of a fitted attribute, flattened to float arrays (recursing into lists of estimators,
-    object arrays and objects whose pickled state is a dict, e.g. scikit-learn's ``Tree``)."""
-    if depth > 4 or value is None or isinstance(value, (str, bytes)):
-        return []
-    if isinstance(value, (bool, int, float, np.number, np.bool_)):
-        return [np.array([float(value)])]
-    if isinstance(value, np.ndarray):
-        if value.dtype.names:
-            from numpy.lib import recfunctions
-
-            return [recfunctions.structured_to_unstructured(value).astype(float).ravel()]
-        if value.dtype == object:
-            return [a for item in value.ravel() for a in _numeric_arrays(item, depth + 1)]
-        if np.issubdtype(value.dtype, np.number) or value.dtype == bool:
-            return [value.astype(float).ravel()]
-        return []
-    if isinstance(value, (list, tuple)):
-        return [a for item in value for a in _numeric_arrays(item, depth + 1)]
-    if hasattr(value, "get_params") and hasattr(value, "__dict__"):
-        return _fitted_parameters(value, depth + 1)
-    getstate = getattr(value, "__getstate__", None)
-    if callable(getstate):
-        try:
-            state = getstate()
-        except TypeError:
-            return []
-        if isinstance(state, dict):
-            return [a for key in sorted(state) for a in _numeric_arrays(state[key], depth + 1)]
-    return []
-
-
-def _fitted_parameters(model: Any, depth: int = 0) -> list[np.ndarray]:
-    names = sorted(k for k in vars(model) if k.endswith("_") and not k.startswith("_"))
-    return [a for name in names for a in _numeric_arrays(getattr(model, name), depth)]
-
-
-def _squared_distance(first: list[np.ndarray], second: list[np.ndarray]) -> float:
-    if len(first) != len(second) or any(a.shape != b.shape for a, b in zip(first, second, strict=True)):
-        return math.inf
-    total = 0.0
-    for a, b in zip(first, second, strict=True):
-        both_nan = np.isnan(a) & np.isnan(b)
-        diff = np.where(both_nan, 0.0, a - b)
-        total += float(np.sum(np.where(np.isnan(diff), np.inf, diff * diff)))
-    return total
-
-
-def parameter_distance(model_a: Any, model_b: Any) -> float:
-    """Sum of squared differences between two fitted models' numeric fitted attributes (white-box); ``inf``
-    when their structures differ (e.g. trees of different shapes)."""
-    return _squared_distance(_fitted_parameters(model_a), _fitted_parameters(model_b))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -296,7 +236,8 @@ def ltu_game(
     utility_idx=None,
     n_jobs: int | None = 1,
 ) -> LTUResult:
-    """Play ``n_rounds`` rounds of the LTU game against ``trainer`` (Pedersen ch. 4.2, MATH.md 5).
+    """Play ``n_rounds`` rounds of the LTU game against ``trainer`` (Pedersen ch. 4.2; docs/theory.md
+    section 5).
 
     Parameters
     ----------
@@ -414,7 +355,6 @@ def ltu_game(
         distances = np.array(Parallel(n_jobs=n_jobs)(jobs), dtype=float).reshape(n_rounds, 2)
         score_d, score_r = -distances[:, 0], -distances[:, 1]
 
-    tie = score_d == score_r
     if strategy == "bounded-loss":
         # first record u_1 is called "reserve" with probability loss(u_1) = 1 - p_y(u_1)
         loss_first = np.where(first_is_defender, 1.0 - score_d, 1.0 - score_r)
@@ -422,14 +362,40 @@ def ltu_game(
         correct = np.where(first_is_defender, ~first_called_reserve, first_called_reserve)
         tie = np.zeros(n_rounds, dtype=bool)
     else:
-        correct = np.where(tie, coins < 0.5, score_d > score_r)
+        tie, correct = _pair_verdicts(score_d, score_r, coins)
+    table = {"round": np.arange(n_rounds), "defender": round_d, "reserve": round_r}
+    return _result(
+        table, score_d, score_r, tie, correct, strategy, scenario, compare, utility, n_retrains=n_retrains
+    )
+
+
+def _pair_verdicts(
+    score_d: np.ndarray, score_r: np.ndarray, coins: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(tie, correct)`` of rounds in which the record with the higher evidence is called the member; an
+    exact tie is settled by the fair coin ``coins < 1/2``."""
+    tie = score_d == score_r
+    return tie, np.where(tie, coins < 0.5, score_d > score_r)
+
+
+def _result(
+    table: dict,
+    score_d: np.ndarray,
+    score_r: np.ndarray,
+    tie: np.ndarray,
+    correct: np.ndarray,
+    strategy: str,
+    scenario: str,
+    compare: str,
+    utility: float,
+    **extra,
+) -> LTUResult:
+    n_rounds = int(correct.size)
     n_correct = int(np.sum(correct))
     privacy, error = ltu_privacy(n_correct, n_rounds)
     per_record = pd.DataFrame(
         {
-            "round": np.arange(n_rounds),
-            "defender": round_d,
-            "reserve": round_r,
+            **table,
             "score_defender": score_d,
             "score_reserve": score_r,
             "tie": tie,
@@ -445,5 +411,58 @@ def ltu_game(
         scenario=scenario,
         compare=compare,
         utility=utility,
-        extra={"n_rounds": n_rounds, "n_ties": int(np.sum(tie)), "n_retrains": n_retrains},
+        extra={"n_rounds": n_rounds, "n_ties": int(np.sum(tie)), **extra},
     )
+
+
+def ltu_loss_game(loss, in_mask, *, random_state=None) -> LTUResult:
+    """The LTU game with the loss strategy (Pedersen Thm 4.2.1) played on models that are already trained.
+
+    Row ``t`` of ``loss`` and ``in_mask`` belongs to one trained model (e.g. each target model of an audit).
+    For each model in turn its members and non-members are paired at random, each record in at most one
+    pair (``min(#members, #non-members)`` rounds); in each round the record with the lower loss is called
+    the member, and an exact tie is settled by a fair coin. The rounds of all models are pooled: accuracy
+    ``A`` over ``N`` rounds gives the privacy ``min{2(1 - A), 1} +- 2 sqrt(A(1 - A)/N)`` (eq. (4.9);
+    docs/theory.md section 5). It is :func:`ltu_game`'s ``"loss"`` strategy without the training step.
+
+    Parameters
+    ----------
+    loss : array of shape (T, n)
+        Loss of each model on each record (e.g. :func:`mipkit.attacks.cross_entropy_loss`).
+    in_mask : bool array of shape (T, n)
+        ``in_mask[t, i]`` is True iff record ``i`` was in model ``t``'s training set.
+    random_state : int, Generator or None
+        Draws, model by model, the pairing (a permutation of the members, then of the non-members) and the
+        coins.
+
+    Returns
+    -------
+    LTUResult
+        ``scenario="fitted"``; ``per_record`` has a ``model`` column (the row of ``in_mask``); ``utility`` is
+        NaN (no defender model is trained here).
+    """
+    owner = "ltu_loss_game"
+    losses = check_finite_array("loss", loss, ndim=2, owner=owner)
+    member = np.asarray(in_mask)
+    if member.shape != losses.shape or not (member.dtype == bool or np.all((member == 0) | (member == 1))):
+        raise MipkitValueError(
+            f"The 'in_mask' parameter of {owner} must be a boolean array of the shape of loss {losses.shape}."
+        )
+    member = member.astype(bool)
+    rng = check_random_state(random_state)
+    parts: list[tuple[int, np.ndarray, np.ndarray, np.ndarray]] = []
+    for t in range(losses.shape[0]):
+        members = rng.permutation(np.flatnonzero(member[t]))
+        others = rng.permutation(np.flatnonzero(~member[t]))
+        m = min(members.size, others.size)
+        parts.append((t, members[:m], others[:m], rng.random(m)))
+    if sum(p[1].size for p in parts) == 0:
+        raise MipkitValueError(f"{owner} needs a model with both members and non-members.")
+    model = np.concatenate([np.full(d.size, t) for t, d, _, _ in parts])
+    round_d = np.concatenate([d for _, d, _, _ in parts])
+    round_r = np.concatenate([r for _, _, r, _ in parts])
+    coins = np.concatenate([c for _, _, _, c in parts])
+    score_d, score_r = -losses[model, round_d], -losses[model, round_r]
+    tie, correct = _pair_verdicts(score_d, score_r, coins)
+    table = {"round": np.arange(round_d.size), "model": model, "defender": round_d, "reserve": round_r}
+    return _result(table, score_d, score_r, tie, correct, "loss", "fitted", "predictions", float("nan"))

@@ -43,7 +43,6 @@ from mipkit._validation import (
     check_positive,
     check_positive_int,
 )
-from mipkit.metrics import roc_auc
 
 __all__ = ["rmia_from_ratios", "rmia_reference_probability", "rmia_scores", "tune_rmia_a"]
 
@@ -237,7 +236,8 @@ def tune_rmia_a(
     """Choose the offline parameter ``a`` as the RMIA authors do: attack a reference model.
 
     One reference model plays the target and the others the (offline) references; for each ``a`` in
-    ``grid`` the offline attack's AUC on the records (labels ``ref_in[target]``) is computed, and the ``a``
+    ``grid`` the offline attack's AUC on the records (labels ``ref_in[target]``; the Mann-Whitney
+    statistic, ties counted one half, by ``sklearn.metrics.roc_auc_score``) is computed, and the ``a``
     with the highest AUC (averaged over ``n_targets`` reference models picked at random) is returned; ties
     go to the smallest ``a``. Zarifzadeh et al. (Sec. 4, App. B.2.2) pick ``a`` this way, and ML Privacy Meter
     scans a grid on [0, 1].
@@ -277,6 +277,11 @@ def tune_rmia_a(
     usable = [t for t in range(k) if 0 < member[t].sum() < member.shape[1]]
     if not usable:
         raise MipkitValueError("tune_rmia_a needs a reference model with both IN and OUT records.")
+    # The tuning objective is part of the attack (the authors pick ``a`` by the AUC of the simulated game), so
+    # it is computed here with scikit-learn's AUC rather than through mipkit's metrics layer, which attacks do
+    # not import (measuring stays apart from attacking).
+    from sklearn.metrics import roc_auc_score
+
     rng = check_random_state(random_state)
     targets = rng.choice(usable, size=min(n_targets, len(usable)), replace=False)
     aucs = np.zeros(values.shape[0])
@@ -286,5 +291,5 @@ def tune_rmia_a(
             scores = rmia_scores(
                 ref[t], ref[others], member[others], pop_ref[t], pop_ref[others], a=value, gamma=gamma
             )
-            aucs[j] += roc_auc(scores, member[t].astype(int))
+            aucs[j] += roc_auc_score(member[t].astype(int), scores)
     return float(values[int(np.argmax(aucs))])

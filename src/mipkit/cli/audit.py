@@ -1,32 +1,71 @@
 """``mipkit audit``: membership-inference audit of a trainer on a table (LiRA's evaluation protocol).
 
-Every flag has a config key (the fields of :class:`mipkit.workflows.audit_model.AuditConfig`); ``--config``
-reads them from YAML or JSON and flags given on the command line override the file.
+Every flag has a config key: ``--config FILE`` reads a YAML or JSON mapping whose keys are the flag names
+(``models: 8``, ``n-jobs: 1`` or ``n_jobs: 1``, ``json: true``, ...; the names of
+:class:`mipkit.workflows.audit_model.AuditConfig`'s fields, such as ``n_models``, are accepted too). The file
+supplies defaults and flags given on the command line override it. Heavy modules (pandas, scikit-learn, the
+workflow) are imported inside the command, so that ``mipkit --help`` stays fast.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
 
-from mipkit._validation import MipkitValueError
 from mipkit.cli.options import parse_params
 
 EXIT_FINDING = 1
 
+DEFAULTS = {
+    "attacks": "loss,lira,rmia",
+    "models": 16,
+    "seed": 0,
+    "out": "runs/audit",
+    "backend": "local",
+    "n_jobs": -1,
+    "encode": "none",
+    "fprs": "0.001,0.01,0.1",
+    "base_rates": "1:1,1:10,1:100,1:1000",
+    "ltu_strategy": "loss",
+    "confidence": 0.95,
+}
+"""The command's defaults; the same values as :class:`AuditConfig`'s (checked by the tests)."""
+
+FLAG_OF_FIELD = {"n_models": "models", "n_targets": "targets"}
+"""Config keys named after AuditConfig fields whose flag has another name."""
+FLAG_OF_KEY = {"json": "as_json"}
+"""Config keys whose parameter name differs from the flag (``--json`` is ``as_json`` in Python)."""
+
 
 def _floats(text: str, flag: str) -> tuple[float, ...]:
-    try:
-        return tuple(float(v) for v in text.split(",") if v.strip())
-    except ValueError:
-        raise MipkitValueError(f"{flag} must be comma-separated numbers. Got {text!r}.") from None
+    """``"0.001,0.01"`` -> floats; a base rate may also be written ``"1:10"`` (members : non-members)."""
+    from mipkit._validation import MipkitValueError
+
+    values = []
+    for item in (v.strip() for v in str(text).split(",")):
+        if not item:
+            continue
+        try:
+            if ":" in item:
+                members, others = (float(x) for x in item.split(":"))
+                values.append(members / (members + others))
+            else:
+                values.append(float(item))
+        except ValueError:
+            raise MipkitValueError(f"{flag} must be comma-separated numbers. Got {text!r}.") from None
+    return tuple(values)
+
+
+def _names(text: str | None) -> tuple[str, ...] | None:
+    return None if text is None else tuple(c.strip() for c in str(text).split(",") if c.strip())
 
 
 def read_config_file(path: str | Path) -> dict:
-    """Read a YAML or JSON config file into a dict of AuditConfig fields."""
+    """Read a YAML or JSON config file into a dict."""
     import yaml
+
+    from mipkit._validation import MipkitValueError
 
     p = Path(path)
     if not p.is_file():
@@ -40,28 +79,41 @@ def read_config_file(path: str | Path) -> dict:
     return data
 
 
-def build_config(file_values: dict, flag_values: dict):
-    """Merge config-file values and the flags given (flags win) into a validated AuditConfig."""
-    from dataclasses import fields
+def config_defaults(data: dict, params: list[str]) -> dict:
+    """Config-file keys -> ``{parameter name: value}`` for click's ``default_map`` (lists joined by commas,
+    ``params`` as JSON); unknown keys are refused with the list of known ones."""
+    import json
 
-    from mipkit.workflows.audit_model import AuditConfig
+    from mipkit._validation import MipkitValueError
 
-    known = {f.name for f in fields(AuditConfig)}
-    merged = {**file_values, **{k: v for k, v in flag_values.items() if v is not None}}
-    unknown = sorted(set(merged) - known - {"out", "fail_above", "json"})
+    known = [p for p in params if p != "config"]
+    out, unknown = {}, []
+    for key, value in data.items():
+        name = str(key).replace("-", "_")
+        name = FLAG_OF_KEY.get(name, FLAG_OF_FIELD.get(name, name))
+        if name not in known:
+            unknown.append(str(key))
+            continue
+        if name == "params" and isinstance(value, dict):
+            value = json.dumps(value)
+        elif isinstance(value, (list, tuple)):
+            value = ",".join(str(v) for v in value)
+        out[name] = value
     if unknown:
+        keys = sorted({("json" if k == "as_json" else k) for k in known})
         raise MipkitValueError(
-            f"Unknown config key(s): {', '.join(unknown)}. Known: {', '.join(sorted(known))}."
+            f"Unknown config key(s): {', '.join(sorted(unknown))}. Known: {', '.join(keys)} "
+            "(and n_models, n_targets)."
         )
-    kwargs = {k: v for k, v in merged.items() if k in known}
-    if isinstance(kwargs.get("attacks"), str):
-        kwargs["attacks"] = tuple(a.strip() for a in kwargs["attacks"].split(","))
-    for key in ("attacks", "drop", "fprs", "base_rates"):
-        if key in kwargs and isinstance(kwargs[key], list):
-            kwargs[key] = tuple(kwargs[key])
-    if isinstance(kwargs.get("params"), str):
-        kwargs["params"] = parse_params(kwargs["params"])
-    return AuditConfig(**kwargs).validate(), merged
+    return out
+
+
+def _load_config(ctx: typer.Context, value: str | None) -> str | None:
+    """Eager ``--config`` callback: the file's values become the defaults of the other flags."""
+    if value:
+        params = [p.name for p in ctx.command.params]
+        ctx.default_map = {**(ctx.default_map or {}), **config_defaults(read_config_file(value), params)}
+    return value
 
 
 def json_view(results: dict, run_dir: Path) -> dict:
@@ -89,6 +141,7 @@ def json_view(results: dict, run_dir: Path) -> dict:
 
 def print_human(results: dict, run_dir: Path) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from mipkit.report.audit_report import plain_summary
@@ -111,54 +164,75 @@ def print_human(results: dict, run_dir: Path) -> None:
             name,
             f"{a['auc']:.3f}",
             *[f"{a['tpr_at_fpr'][f]:.3f}" for f in fprs],
-            f"{a['eta']:.3f} [{a['eta_ci'][0]:.3f}, {a['eta_ci'][1]:.3f}]",
+            escape(f"{a['eta']:.3f} [{a['eta_ci'][0]:.3f}, {a['eta_ci'][1]:.3f}]"),
         )
     console.print(table)
     for line in plain_summary(results):
-        console.print(f"- {line}")
-    console.print(f"Report: {run_dir / 'report.html'}")
+        console.print(escape(f"- {line}"))
+    console.print(escape(f"Report: {run_dir / 'report.html'}"))
 
 
 def register(app: typer.Typer) -> None:
     @app.command("audit")
     def audit(
+        ctx: typer.Context,
         data: str = typer.Option(None, "--data", help="CSV or Parquet table of records."),
         target: str = typer.Option(None, "--target", help="Label column."),
         model: str = typer.Option(
-            None, "--model", help="Trainer import path, e.g. sklearn.linear_model.LogisticRegression."
+            ..., "--model", help="Trainer import path, e.g. sklearn.linear_model.LogisticRegression."
         ),
         params: str = typer.Option(None, "--params", help="Trainer constructor arguments as JSON."),
         attacks: str = typer.Option(
-            None, "--attacks", help="Comma-separated subset of loss,lira,rmia,ltu [loss,lira,rmia]."
+            DEFAULTS["attacks"], "--attacks", help="Comma-separated subset of loss, lira, rmia, ltu."
         ),
-        models: int = typer.Option(None, "--models", help="K models on random halves (even, >= 4) [16]."),
+        models: int = typer.Option(
+            DEFAULTS["models"], "--models", help="K models on random halves (even, >= 4)."
+        ),
         targets: int = typer.Option(
-            None, "--targets", help="How many models serve in turn as the target [min(K, 8)]."
+            None,
+            "--targets",
+            help="How many models serve in turn as the target.",
+            show_default="min(K, 8)",
         ),
-        seed: int = typer.Option(None, "--seed", help="Random seed [0]."),
-        out: str = typer.Option(None, "--out", help="Run folder [runs/audit]."),
-        backend: str = typer.Option(None, "--backend", help="local (joblib) or ray [local]."),
+        seed: int = typer.Option(DEFAULTS["seed"], "--seed", help="Random seed."),
+        out: str = typer.Option(DEFAULTS["out"], "--out", help="Run folder."),
+        backend: str = typer.Option(DEFAULTS["backend"], "--backend", help="local (joblib) or ray."),
         address: str = typer.Option(None, "--address", help="Ray cluster address."),
         n_jobs: int = typer.Option(
-            None, "--n-jobs", help="Parallel fits for the local backend [-1: all cores]."
+            DEFAULTS["n_jobs"], "--n-jobs", help="Parallel fits for the local backend (-1: all cores)."
         ),
         encode: str = typer.Option(
-            None, "--encode", help="none or onehot (encode non-numeric columns) [none]."
+            DEFAULTS["encode"], "--encode", help="none or onehot (encode non-numeric columns)."
         ),
-        dropna: bool = typer.Option(None, "--dropna/--no-dropna", help="Drop rows with missing values."),
+        dropna: bool = typer.Option(False, "--dropna/--no-dropna", help="Drop rows with missing values."),
         drop: str = typer.Option(None, "--drop", help="Comma-separated columns to leave out (identifiers)."),
         max_records: int = typer.Option(
             None, "--max-records", help="Seeded random subsample of this many records."
         ),
-        fprs: str = typer.Option(None, "--fprs", help="FPRs for TPR at FPR [0.001,0.01,0.1]."),
+        fprs: str = typer.Option(DEFAULTS["fprs"], "--fprs", help="FPRs for TPR at FPR."),
+        base_rates: str = typer.Option(
+            DEFAULTS["base_rates"],
+            "--base-rates",
+            help="Membership base rates for precision, as fractions or members:non-members.",
+        ),
         ltu_strategy: str = typer.Option(
-            None, "--ltu-strategy", help="loss (on the audit's fits) or retrain [loss]."
+            DEFAULTS["ltu_strategy"], "--ltu-strategy", help="loss (on the audit's fits) or retrain."
+        ),
+        ltu_rounds: int = typer.Option(
+            None, "--ltu-rounds", help="Rounds of the retrain strategy.", show_default="50"
         ),
         certified_eta: float = typer.Option(
             None, "--certified-eta", help="A MIP certificate to draw next to the measurement."
         ),
+        confidence: float = typer.Option(
+            DEFAULTS["confidence"], "--confidence", help="Confidence level of every interval."
+        ),
         config: str = typer.Option(
-            None, "--config", help="YAML/JSON file with any of these settings (flags override)."
+            None,
+            "--config",
+            help="YAML/JSON file whose keys are these flags' names (flags given here override it).",
+            callback=_load_config,
+            is_eager=True,
         ),
         fail_above: float = typer.Option(
             None, "--fail-above", help="Exit with code 1 when the measured eta exceeds this."
@@ -170,42 +244,48 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Audit a trainer: K models on random halves, LOSS/LiRA/RMIA/LTU attacks, metrics and a report."""
-        from mipkit.report.results import to_jsonable
-        from mipkit.workflows.audit_model import run_audit
+        import json
 
-        file_values = read_config_file(config) if config else {}
-        flags = {
-            "data": data,
-            "target": target,
-            "model": model,
-            "params": parse_params(params) if params is not None else None,
-            "attacks": attacks,
-            "n_models": models,
-            "n_targets": targets,
-            "seed": seed,
-            "backend": backend,
-            "address": address,
-            "n_jobs": n_jobs,
-            "encode": encode,
-            "dropna": dropna,
-            "drop": tuple(c.strip() for c in drop.split(",") if c.strip()) if drop else None,
-            "max_records": max_records,
-            "fprs": _floats(fprs, "--fprs") if fprs else None,
-            "ltu_strategy": ltu_strategy,
-            "certified_eta": certified_eta,
-        }
-        cfg, merged = build_config(file_values, flags)
-        run_dir = Path(out or merged.get("out") or "runs/audit")
-        threshold = fail_above if fail_above is not None else merged.get("fail_above")
-        results = run_audit(cfg, run_dir, progress=not (quiet or as_json), write_report=not no_report)
+        from mipkit.cli._progress import FitProgress, fits_label
+        from mipkit.report.results import to_jsonable
+        from mipkit.workflows.audit_model import AuditConfig, run_audit
+
+        cfg = AuditConfig(
+            data=data,
+            target=target or "",
+            model=model,
+            params=parse_params(params),
+            attacks=_names(attacks),
+            n_models=models,
+            n_targets=targets,
+            seed=seed,
+            backend=backend,
+            address=address,
+            n_jobs=n_jobs,
+            encode=encode,
+            dropna=dropna,
+            drop=_names(drop) or (),
+            max_records=max_records,
+            fprs=_floats(fprs, "--fprs"),
+            base_rates=_floats(base_rates, "--base-rates"),
+            ltu_strategy=ltu_strategy,
+            ltu_rounds=ltu_rounds,
+            certified_eta=certified_eta,
+            confidence=confidence,
+        )
+        run_dir = Path(out)
+        label = fits_label(backend, n_jobs, address)
+        with FitProgress(label, enabled=not (quiet or as_json)) as progress:
+            result = run_audit(cfg, run_dir, progress=progress, write_report=not no_report)
+        results = result.to_dict()
         if as_json:
             typer.echo(json.dumps(to_jsonable(json_view(results, run_dir))))
         else:
             print_human(results, run_dir)
-        if threshold is not None and results["eta"] is not None and results["eta"] > float(threshold):
+        if fail_above is not None and result.eta is not None and result.eta > float(fail_above):
             typer.echo(
-                f"mipkit: finding: measured eta {results['eta']:.4f} ({results['strongest_attack']}) exceeds "
-                f"--fail-above {float(threshold):g}.",
+                f"mipkit: finding: measured eta {result.eta:.4f} ({result.strongest_attack}) exceeds "
+                f"--fail-above {float(fail_above):g}.",
                 err=True,
             )
             raise typer.Exit(EXIT_FINDING)

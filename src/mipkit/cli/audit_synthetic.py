@@ -2,43 +2,30 @@
 
 from __future__ import annotations
 
-import contextlib
-import json
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from mipkit._validation import MipkitValueError
+if TYPE_CHECKING:  # pragma: no cover
+    from pathlib import Path
+
+    from mipkit.workflows.audit_synthetic import SyntheticAuditResult
 
 
-def _print_human(results: dict, summary: dict, run_dir: Path) -> None:
+def _print_human(result: SyntheticAuditResult, run_dir: Path) -> None:
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
-    from mipkit.report.synthetic_report import _summary
-
     console = Console()
-    nn = summary["nnaa"]
     t = Table(title="Synthetic data audit")
     t.add_column("measure")
     t.add_column("value", justify="right")
-
-    def f(x, d=3):
-        return "n/a" if x is None else f"{x:.{d}f}"
-
-    t.add_row("NNAA train / test", f"{f(nn['train'])} / {f(nn['test'])}")
-    ci = nn.get("privacy_loss_ci") or [None, None]
-    t.add_row("privacy loss [95% CI]", f"{f(nn['privacy_loss'])} [{f(ci[0])}, {f(ci[1])}]")
-    t.add_row("DCR attack AUC", f(summary["dcr"]["auc"]))
-    t.add_row("DCR baseline protection", f(summary["dcr"]["baseline_protection"]))
-    for s, r in summary["inference"].items():
-        t.add_row(
-            f"inference {s}: precision / baseline / PI",
-            f"{f(r['precision'])} / {f(r['baseline_precision'])} / {f(r['precision_improvement'])}",
-        )
+    for measure, value in result.summary_rows():
+        t.add_row(escape(measure), escape(value))  # column names may hold "[...]"
     console.print(t)
-    for line in _summary(results):
-        console.print(f"- {line}")
+    for line in result.sentences():
+        console.print(f"- {escape(line)}")
     console.print(f"Report: {run_dir / 'report.html'}")
 
 
@@ -55,7 +42,7 @@ def register(app: typer.Typer) -> None:
         ),
         secret: list[str] = typer.Option(None, "--secret", help="Column to infer (repeatable)."),
         known: list[str] = typer.Option(
-            None, "--known", help="Column the attacker knows (repeatable) [all]."
+            None, "--known", help="Column the attacker knows (repeatable; default: all other columns)."
         ),
         n_attacks: int = typer.Option(500, "--n-attacks", help="Inference targets per secret."),
         tolerance: float = typer.Option(0.05, "--tolerance", help="Numeric secrets: share of the range."),
@@ -68,11 +55,15 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
     ) -> None:
         """Audit synthetic data: NNAA privacy loss, DCR attack, attribute inference vs non-member baseline."""
+        import contextlib
+        import json
+
         from rich.console import Console
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
+        from mipkit._validation import MipkitValueError
         from mipkit.data.io import read_table
-        from mipkit.workflows.audit_synthetic import audit_synthetic, summary_for_json, write_run
+        from mipkit.workflows.audit_synthetic import audit_synthetic
 
         if n_attacks < 1:
             raise MipkitValueError(f"--n-attacks must be >= 1. Got {n_attacks}.")
@@ -100,7 +91,7 @@ def register(app: typer.Typer) -> None:
                 task = prog.add_task(description, total=max(total, 1))
                 return lambda n: prog.advance(task, n)
 
-            results = audit_synthetic(
+            result = audit_synthetic(
                 tables["original"],
                 tables["synthetic"],
                 control=tables["control"],
@@ -116,11 +107,8 @@ def register(app: typer.Typer) -> None:
                 n_jobs=n_jobs,
                 progress=factory,
             )
-        run_dir = write_run(out, results)
-        summary = summary_for_json(results)
+        run_dir = result.write(out)
         if as_json:
-            from mipkit.report.results import to_jsonable
-
-            typer.echo(json.dumps(to_jsonable({**summary, "run_dir": str(run_dir)})))
+            typer.echo(json.dumps({**result.summary(), "run_dir": str(run_dir)}))
         else:
-            _print_human(results, summary, run_dir)
+            _print_human(result, run_dir)

@@ -2,22 +2,30 @@
 
 ``mipkit calibrate --mechanism gaussian|laplace|dpsgd [--sample-rate Q --steps T] [--sensitivity L]
 --target eta|advantage|tpr-at-fpr|success|precision|epsilon --value V [--fpr A] [--baseline B]
-[--base-rate P --recall R] [--delta D] [--json]``. Prints a table and a plain sentence, or with
-``--json`` one object: :meth:`mipkit.accounting.calibrate.Calibration.to_dict`.
+[--base-rate P --recall R] [--delta D] [--json]``. The flags become a mechanism family and a target
+(:func:`mipkit.accounting.calibrate`); prints a table and a plain sentence
+(:func:`mipkit.report.plain_language.calibration_sentence`), or with ``--json`` one object:
+:meth:`mipkit.accounting.calibration.Calibration.to_dict` (``"mechanism"``: the calibrated record).
 """
 
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from mipkit._validation import MipkitValueError, check_choice
-from mipkit.accounting.calibrate import MECHANISMS, TARGETS, Calibration, calibrate
+
+if TYPE_CHECKING:
+    from mipkit.accounting.calibration import Calibration, MechanismFamily
 
 OWNER = "mipkit calibrate"
+#: ``--mechanism`` choices (each a family of :mod:`mipkit.accounting.calibration`).
+MECHANISMS: tuple[str, ...] = ("gaussian", "laplace", "dpsgd")
 
-#: Which options each target uses (any other target option is refused, so nothing is silently ignored).
+#: Which options each target uses (any other target option is refused, so nothing is silently ignored);
+#: the parameters of the target classes of :mod:`mipkit.accounting.targets`.
 TARGET_OPTIONS: dict[str, tuple[str, ...]] = {
     "eta": (),
     "advantage": (),
@@ -36,17 +44,12 @@ _FLAGS = {
     "steps": "--steps",
     "sensitivity": "--sensitivity",
 }
-_NOISE_NAMES = {
-    "gaussian": "Gaussian noise standard deviation sigma",
-    "laplace": "Laplace scale b",
-    "dpsgd": "DP-SGD noise multiplier",
-}
 
 
 def _check_options(mechanism: str, target: str, given: dict) -> None:
     """Refuse options that do not apply to the mechanism or the target, and missing ones."""
     mech = check_choice("mechanism", mechanism, MECHANISMS, owner=OWNER)
-    tgt = check_choice("target", target, TARGETS, owner=OWNER)
+    tgt = check_choice("target", target, tuple(TARGET_OPTIONS), owner=OWNER)
     for name in ("sample_rate", "steps"):
         if mech == "dpsgd" and given.get(name) is None:
             raise MipkitValueError(f"--mechanism dpsgd needs {_FLAGS[name]}.")
@@ -67,58 +70,25 @@ def _check_options(mechanism: str, target: str, given: dict) -> None:
             raise MipkitValueError(f"{_FLAGS[name]} applies only to --target {' / '.join(users)}.")
 
 
-def _risk_phrase(result: Calibration) -> str:
-    d = result.details
-    t, v = result.target, result.target_value
-    if t == "eta":
-        return f"no attacker in the membership game is right more than {100 * (0.5 + v):.4g}% of the time"
-    if t == "advantage":
-        return f"no membership test has TPR - FPR above {v:g}"
-    if t == "tpr-at-fpr":
-        return f"at FPR {d['fpr']:g} no membership test finds more than {100 * v:.4g}% of the members"
-    if t == "success":
-        return (
-            f"an attack that succeeds {100 * d['baseline']:.4g}% of the time without the release "
-            "(re-identification, attribute inference, reconstruction) succeeds at most "
-            f"{100 * v:.4g}% with it"
-        )
-    if t == "precision":
-        return (
-            f"when 1 in {1 / d['base_rate']:.4g} of the people checked is a member, 'member' claims that "
-            f"find {100 * d['recall']:.4g}% of the members are right at most {100 * v:.4g}% of the time"
-        )
-    return f"the release is ({v:g}, {d['delta']:g})-DP"
+def family_from_flags(mechanism: str, given: dict[str, Any]) -> MechanismFamily:
+    """The mechanism family of ``--mechanism`` with its fixed parameters (checked by
+    :func:`_check_options` first)."""
+    from mipkit.accounting.calibration import dpsgd_family, gaussian_family, laplace_family
+
+    if mechanism == "dpsgd":
+        return dpsgd_family(given["sample_rate"], given["steps"])
+    sens = 1.0 if given.get("sensitivity") is None else given["sensitivity"]
+    return gaussian_family(sens) if mechanism == "gaussian" else laplace_family(sens)
 
 
-def _risk(x: float, target: float) -> str:
-    """A risk with 6 digits, or as ``target - gap`` when 6 digits would round it up to the target."""
-    text = f"{x:.6g}"
-    if x < target <= float(text):
-        return f"{target:g} - {target - x:.1e}"
-    return text
-
-
-def sentence(result: Calibration) -> str:
-    """One plain sentence saying what to use and what it guarantees."""
-    noise = _NOISE_NAMES[result.mechanism]
-    extra = ""
-    if result.mechanism == "dpsgd":
-        extra = f" (sampling rate {result.details['sample_rate']:g}, {result.details['steps']} steps)"
-    elif "sensitivity" in result.details:
-        extra = f" (sensitivity {result.details['sensitivity']:g})"
-    certified = _risk(result.achieved_fine, result.target_value)
-    return (
-        f"Use {noise} = {result.noise:.6g}{extra}: then {_risk_phrase(result)} "
-        f"(certified {certified} for a target of {result.target_value:g})."
-    )
-
-
-def _print_human(result: Calibration) -> None:
+def _print_human(result: Calibration, mechanism: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from mipkit.report.plain_language import calibration_sentence, format_risk
+
     console = Console()
-    table = Table(title=f"Calibration: {result.mechanism}, target {result.target}", title_justify="left")
+    table = Table(title=f"Calibration: {mechanism}, target {result.target}", title_justify="left")
     table.add_column("Quantity", style="bold")
     table.add_column("Value", justify="right")
     table.add_row(f"Calibrated {result.parameter_name}", f"{result.noise:.6g}")
@@ -126,12 +96,12 @@ def _print_human(result: Calibration) -> None:
     for key in ("fpr", "baseline", "base_rate", "recall", "delta", "sensitivity", "sample_rate", "steps"):
         if key in result.details:
             table.add_row(f"  {key}", f"{result.details[key]:g}")
-    table.add_row("Risk at this noise (search)", _risk(result.achieved, result.target_value))
-    table.add_row("Risk re-checked (fine / exact)", _risk(result.achieved_fine, result.target_value))
+    table.add_row("Risk at this noise (search)", format_risk(result.achieved, result.target_value))
+    table.add_row("Risk re-checked (fine / exact)", format_risk(result.achieved_fine, result.target_value))
     table.add_row("Converged", "yes" if result.converged else "no")
     table.add_row("Time", f"{result.seconds:.2f} s")
     console.print(table)
-    console.print(sentence(result), highlight=False)
+    console.print(calibration_sentence(result), highlight=False)
 
 
 def calibrate_command(
@@ -166,17 +136,24 @@ def calibrate_command(
         "delta": delta,
     }
     _check_options(mechanism, target, given)
+    from mipkit.accounting.calibration import calibrate
+    from mipkit.accounting.targets import target_from_dict
+
+    risk_target = target_from_dict(
+        {"name": target, "value": value, **{k: given[k] for k in TARGET_OPTIONS[target]}}
+    )
+    family = family_from_flags(mechanism, given)
     if mechanism == "dpsgd" and not json_output:
         from rich.console import Console
 
         with Console(stderr=True).status("Calibrating the DP-SGD noise multiplier..."):
-            result = calibrate(mechanism, target, value, **given)
+            result = calibrate(family, risk_target)
     else:
-        result = calibrate(mechanism, target, value, **given)
+        result = calibrate(family, risk_target)
     if json_output:
         typer.echo(json.dumps(result.to_dict(), allow_nan=False))
     else:
-        _print_human(result)
+        _print_human(result, mechanism)
 
 
 def register(app: typer.Typer) -> None:

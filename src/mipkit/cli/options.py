@@ -1,14 +1,18 @@
-"""Parsing helpers shared by several commands."""
+"""Parsing helpers shared by several commands.
+
+Imported when the command modules are, so it imports nothing heavy at module level (see
+:mod:`mipkit.cli`).
+"""
 
 from __future__ import annotations
 
 import json
 
-from mipkit._validation import MipkitValueError
-
 
 def parse_params(text: str | None) -> dict:
     """``--params`` JSON text -> dict of trainer constructor arguments, with a one-line error."""
+    from mipkit._validation import MipkitValueError
+
     if text is None or not text.strip():
         return {}
     try:

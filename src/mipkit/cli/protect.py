@@ -3,24 +3,24 @@
 ``protect`` trains the model on the table, adds noise calibrated to MIP ``eta`` (:class:`MIPNoise`), saves
 the noisy model with joblib and prints the certificate. ``audit-noise`` plays the MIP game against the same
 mechanism on the table (the table is the pool ``D``; each round releases a model trained on a random half)
-with the Bayes-optimal attacker, and prints the measured accuracy with its interval next to ``1/2 + eta``.
+with the Bayes-optimal attacker (:func:`mipkit.workflows.audit_noise.audit_noise_wrapper`), and prints the
+measured accuracy with its interval next to ``1/2 + eta``. NumPy, scikit-learn, Rich and the library are
+imported inside the commands, so that ``mipkit --help`` stays fast.
 """
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-import numpy as np
 import typer
 
-from mipkit._validation import MipkitValueError, check_choice
 from mipkit.cli.options import parse_params
 
 CALIBRATION_HELP = "mipkit-gaussian (default), mipkit-laplace (Theorem A) or izzo2024 (Cor. 10 as published)."
 
 
 def _load(data: Path, target: str, encode: str, drop: list[str] | None):
+    from mipkit._validation import check_choice
     from mipkit.data.io import features_target, read_table
 
     check_choice("encode", encode, ("none", "onehot"), owner="mipkit protect")
@@ -51,6 +51,8 @@ def _progress(total: int, quiet: bool):
 def _sigma_value(sigma: str | None):
     if sigma is None:
         return None
+    from mipkit._validation import MipkitValueError
+
     try:
         values = [float(v) for v in sigma.split(",") if v.strip()]
     except ValueError:
@@ -63,6 +65,7 @@ def _sigma_value(sigma: str | None):
 
 
 def _certificate_table(cert: dict, title: str):
+    import numpy as np
     from rich.table import Table
 
     table = Table(title=title, title_justify="left")
@@ -120,6 +123,8 @@ def protect(
     json_output: bool = typer.Option(False, "--json", help="Print the certificate as one JSON object."),
 ) -> None:
     """Protect: train a model and add noise to its parameters so that it is eta-MIP."""
+    import json
+
     import joblib
 
     from mipkit.mechanisms.mip_noise import MIPNoise, load_estimator
@@ -182,9 +187,11 @@ def audit_noise(
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object."),
 ) -> None:
     """Audit: the Bayes-optimal membership attack on the MIP-noise-wrapped model (the MIP game)."""
+    import json
+
     from mipkit._validation import check_positive_int
-    from mipkit.attacks.bayes import audit_noise_wrapper
     from mipkit.mechanisms.mip_noise import load_estimator
+    from mipkit.workflows.audit_noise import audit_noise_wrapper
 
     estimator = load_estimator(model, parse_params(params))
     check_positive_int("n_releases", n_releases, owner="mipkit audit-noise")

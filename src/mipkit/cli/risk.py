@@ -1,31 +1,25 @@
 """``mipkit risk``: turn a privacy guarantee into the risks people can act on.
 
 One mechanism per call: ``--epsilon E [--delta D]``, ``--mu M``, ``--gaussian-sigma S [--sensitivity L]``,
-``--laplace-scale B [--sensitivity L]`` or ``--noise-multiplier Z --sample-rate Q --steps T``. Prints a
-table and plain sentences, or with ``--json`` one object: :func:`mipkit.accounting.risk.risk_profile`
-plus ``mechanism``.
+``--laplace-scale B [--sensitivity L]`` or ``--noise-multiplier Z --sample-rate Q --steps T``. The flags
+become a mechanism record (:mod:`mipkit.accounting.mechanisms`) and
+:func:`~mipkit.accounting.tradeoff_curve` its curve. Prints a table and plain sentences
+(:mod:`mipkit.report.plain_language`), or with ``--json`` one object:
+:func:`mipkit.accounting.risk.risk_profile` plus ``mechanism`` (the record's ``to_dict()``).
 """
 
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from mipkit._validation import (
-    MipkitValueError,
-    check_delta,
-    check_epsilon,
-    check_interval,
-    check_positive,
-    check_positive_int,
-    check_sample_rate,
-)
-from mipkit.accounting.curves import ApproxDPCurve, GaussianCurve, LaplaceCurve
-from mipkit.accounting.risk import DEFAULT_BASELINES, DEFAULT_RECALLS, risk_profile
-from mipkit.accounting.tradeoff import TradeoffCurve
+from mipkit._validation import MipkitValueError, check_delta, check_interval
+
+if TYPE_CHECKING:  # the records import nothing heavy, but the package they live in may
+    from mipkit.accounting.mechanisms import Mechanism
 
 OWNER = "mipkit risk"
 DEFAULT_FPRS = (0.001, 0.01, 0.1)
@@ -36,7 +30,7 @@ MECHANISM_HELP = (
 )
 
 
-def build_curve(
+def mechanism_from_flags(
     *,
     epsilon: float | None = None,
     delta: float | None = None,
@@ -47,13 +41,24 @@ def build_curve(
     noise_multiplier: float | None = None,
     sample_rate: float | None = None,
     steps: int | None = None,
-) -> tuple[TradeoffCurve, dict, float | None]:
-    """The trade-off curve of exactly one mechanism given by the ``mipkit risk`` options.
+) -> tuple[Mechanism, float | None]:
+    """The mechanism record of exactly one mechanism given by the ``mipkit risk`` flags.
 
-    Returns ``(curve, mechanism, report_delta)``: ``mechanism`` is a JSON-ready description of what the
-    user gave, ``report_delta`` the delta at which to report an epsilon (``None``: none asked for).
-    Raises :class:`MipkitValueError` unless exactly one mechanism is given with valid parameters.
+    ``--epsilon E`` is ``PureDP(E)``, with ``--delta D`` ``ApproxDP(E, D)``; ``--mu`` is ``GDP``;
+    ``--gaussian-sigma`` / ``--laplace-scale`` the Gaussian / Laplace mechanism (``--sensitivity``, default
+    1); the three DP-SGD flags ``SubsampledGaussian``. Returns ``(record, report_delta)``, the delta at
+    which to report an epsilon (``None``: none asked for). Raises :class:`MipkitValueError` unless exactly
+    one mechanism is given; the records validate their parameters.
     """
+    from mipkit.accounting.mechanisms import (
+        GDP,
+        ApproxDP,
+        GaussianMechanism,
+        LaplaceMechanism,
+        PureDP,
+        SubsampledGaussian,
+    )
+
     given = {
         "--epsilon": epsilon is not None,
         "--mu": mu is not None,
@@ -71,29 +76,17 @@ def build_curve(
     kind = chosen[0]
     if sensitivity is not None and kind not in ("--gaussian-sigma", "--laplace-scale"):
         raise MipkitValueError("--sensitivity applies only to --gaussian-sigma and --laplace-scale.")
-    sens = 1.0 if sensitivity is None else check_positive("sensitivity", sensitivity, owner=OWNER)
+    sens = 1.0 if sensitivity is None else sensitivity
     report_delta = None if delta is None else check_delta(delta, owner=OWNER)
-
     if kind == "--epsilon":
-        eps = check_epsilon(epsilon, owner=OWNER)
-        d = 0.0 if report_delta is None else report_delta
-        return ApproxDPCurve(eps, d), {"name": "approx_dp", "epsilon": eps, "delta": d}, d
+        record = PureDP(epsilon) if report_delta is None else ApproxDP(epsilon, report_delta)
+        return record, 0.0 if report_delta is None else report_delta
     if kind == "--mu":
-        m = check_interval("mu", mu, 0.0, math.inf, closed="left", owner=OWNER)
-        return GaussianCurve(m), {"name": "gaussian_dp", "mu": m}, report_delta
+        return GDP(mu), report_delta
     if kind == "--gaussian-sigma":
-        s = check_positive("gaussian_sigma", gaussian_sigma, owner=OWNER)
-        curve = GaussianCurve.from_mechanism(s, sensitivity=sens)
-        return curve, {"name": "gaussian", "sigma": s, "sensitivity": sens, "mu": curve.mu}, report_delta
+        return GaussianMechanism(gaussian_sigma, sens), report_delta
     if kind == "--laplace-scale":
-        b = check_positive("laplace_scale", laplace_scale, owner=OWNER)
-        curve = LaplaceCurve(b, sensitivity=sens)
-        return (
-            curve,
-            {"name": "laplace", "scale": b, "sensitivity": sens, "epsilon": curve.epsilon},
-            report_delta,
-        )
-    # DP-SGD
+        return LaplaceMechanism(laplace_scale, sens), report_delta
     missing = [
         flag
         for flag, v in (
@@ -107,77 +100,22 @@ def build_curve(
         raise MipkitValueError(
             f"DP-SGD needs --noise-multiplier, --sample-rate and --steps; missing {', '.join(missing)}."
         )
-    z = check_positive("noise_multiplier", noise_multiplier, owner=OWNER)
-    q = check_sample_rate(sample_rate, owner=OWNER)
-    t = check_positive_int("steps", steps, owner=OWNER)
-    from mipkit.accounting.pld import dpsgd_curve  # heavy (dp_accounting); only for DP-SGD
-
-    curve = dpsgd_curve(z, q, t)
-    return curve, {"name": "dpsgd", "noise_multiplier": z, "sample_rate": q, "steps": t}, report_delta
-
-
-def _pct(x: float) -> str:
-    """A probability as a percentage with the digits that matter."""
-    if x >= 1.0:
-        return "100%"
-    if x >= 0.99:
-        return f"{100 * x:.2f}%"
-    if x >= 0.01:
-        return f"{100 * x:.3g}%"
-    return f"{100 * x:.2g}%"
-
-
-def _skew(pi: float) -> str:
-    return f"1 in {1 / pi:.4g} (1:{(1 - pi) / pi:.4g})"
-
-
-def sentences(profile: dict) -> list[str]:
-    """Plain-language reading of a :func:`risk_profile` for a privacy officer."""
-    eta = profile["eta"]
-    out = [
-        f"An attacker who tries to tell whether a given person was in the data is right at most "
-        f"{_pct(0.5 + eta)} of the time (MIP eta = {eta:.4g}), against 50% by guessing.",
-        f"Any membership test has TPR - FPR at most {profile['advantage']:.3g}: it flags members at most "
-        f"{100 * profile['advantage']:.3g} percentage points more often than non-members.",
-    ]
-    for key, tpr in profile["tpr_at_fpr"].items():
-        a = float(key)
-        out.append(
-            f"If at most {_pct(a)} of non-members may be wrongly flagged, an attacker finds at most "
-            f"{_pct(tpr)} of the members (eta alone would only promise "
-            f"{_pct(profile['mip_tpr_at_fpr'][key])})."
-        )
-    for key, succ in profile["success_bound"].items():
-        b = float(key)
-        out.append(
-            f"An attack that succeeds {_pct(b)} of the time without this release (re-identifying a "
-            f"person, inferring a sensitive attribute or reconstructing a record) succeeds at most "
-            f"{_pct(succ)} of the time with it (+{100 * profile['advantage_over_baseline'][key]:.3g} points)."
-        )
-    for key, by_recall in profile["precision_at_base_rate"].items():
-        pi = float(key)
-        parts = [f"{_pct(p)} when it finds {_pct(float(r))} of them" for r, p in by_recall.items()]
-        out.append(
-            f"If 1 in {1 / pi:.4g} of the people checked is in the data (skew 1:{(1 - pi) / pi:.4g}), "
-            f"the attacker's 'member' claims are right at most {', '.join(parts)} (precision)."
-        )
-    if "epsilon" in profile:
-        if profile["epsilon"] is None:
-            out.append(f"No finite epsilon gives (epsilon, delta)-DP at delta = {profile['delta']:g}.")
-        else:
-            out.append(
-                f"As (epsilon, delta)-DP: epsilon = {profile['epsilon']:.4g} at delta = {profile['delta']:g}."
-            )
-    out.append("The eta bound alone does not limit precision at low FPR; the f-DP figures above do.")
-    return out
+    return SubsampledGaussian(noise_multiplier, sample_rate, steps), report_delta
 
 
 def _print_human(profile: dict, mechanism: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from mipkit.report.plain_language import risk_sentences, skew
+
     console = Console()
-    params = ", ".join(f"{k}={v:g}" for k, v in mechanism.items() if k != "name")
+    # the record's parameters, then what the curve derives from them (mu of a Gaussian, epsilon of a Laplace)
+    derived = {
+        k: profile["curve"][k] for k in ("mu", "epsilon") if k in profile["curve"] and k not in mechanism
+    }
+    shown = {k: v for k, v in mechanism.items() if k != "name"} | derived
+    params = ", ".join(f"{k}={v:g}" for k, v in shown.items())
     table = Table(title=f"Certified risk: {mechanism['name']} ({params})", title_justify="left")
     table.add_column("Risk", style="bold")
     table.add_column("Bound", justify="right")
@@ -190,12 +128,12 @@ def _print_human(profile: dict, mechanism: dict) -> None:
         table.add_row(f"Success at baseline {key}", f"{v:.4g}")
     for key, by_recall in profile["precision_at_base_rate"].items():
         for r, p in by_recall.items():
-            table.add_row(f"Precision, {_skew(float(key))}, recall {r}", f"{p:.4g}")
+            table.add_row(f"Precision, {skew(float(key))}, recall {r}", f"{p:.4g}")
     if "epsilon" in profile:
         eps = "none (infinite)" if profile["epsilon"] is None else f"{profile['epsilon']:.4g}"
         table.add_row(f"Epsilon at delta {profile['delta']:g}", eps)
     console.print(table)
-    for line in sentences(profile):
+    for line in risk_sentences(profile):
         console.print("- " + line, highlight=False)
 
 
@@ -234,13 +172,16 @@ def risk(
     fprs = tuple(fpr) if fpr else DEFAULT_FPRS
     for a in fprs:
         check_interval("fpr", a, 0.0, 1.0, owner=OWNER)
+    from mipkit.accounting.curves import tradeoff_curve
+    from mipkit.accounting.risk import DEFAULT_BASELINES, DEFAULT_RECALLS, risk_profile
+
     baselines = tuple(baseline) if baseline else DEFAULT_BASELINES
     for b in baselines:
         check_interval("baseline", b, 0.0, 1.0, closed="both", owner=OWNER)
     rates = tuple(base_rate) if base_rate else DEFAULT_BASE_RATES
     for pi in rates:
         check_interval("base_rate", pi, 0.0, 1.0, owner=OWNER)
-    curve, mechanism, report_delta = build_curve(
+    mechanism, report_delta = mechanism_from_flags(
         epsilon=epsilon,
         delta=delta,
         mu=mu,
@@ -251,6 +192,7 @@ def risk(
         sample_rate=sample_rate,
         steps=steps,
     )
+    curve = tradeoff_curve(mechanism)
     profile = risk_profile(
         curve, fprs=fprs, baselines=baselines, base_rates=rates, recalls=DEFAULT_RECALLS, delta=report_delta
     )
@@ -261,9 +203,9 @@ def risk(
         fig.savefig(plot, dpi=110)
         typer.echo(f"Figure written to {plot}", err=json_output)
     if json_output:
-        typer.echo(json.dumps({"mechanism": mechanism, **profile}, allow_nan=False))
+        typer.echo(json.dumps({"mechanism": mechanism.to_dict(), **profile}, allow_nan=False))
     else:
-        _print_human(profile, mechanism)
+        _print_human(profile, mechanism.to_dict())
 
 
 def register(app: typer.Typer) -> None:

@@ -7,7 +7,7 @@ columns with compatible types. The schema then turns any of the tables into arra
 * :func:`encode_mixed` -> :class:`MixedArrays`: numeric columns range-normalised with the original's range,
   ``(x - min) / (max - min)`` (NaN kept for missing values), and categorical columns as integer codes
   (missing values get a code of their own). This is the input of the *mixed* distance of
-  :mod:`mipkit.data.distance`.
+  :mod:`mipkit.data.neighbors`.
 * :func:`encode_euclidean` -> a float matrix: numerics standardised with the original's mean and standard
   deviation (a missing value becomes 0, the mean, plus a 0/1 missing-indicator column when the column has
   missing values in any table) and one-hot categories (missing as its own level). This is the input of the

@@ -167,8 +167,8 @@ class Ledger:
             self._conn.executescript(_SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise MipkitValueError(
-                f"{path} is not a usable mipkit ledger ({exc}); choose another --out folder "
-                "or pass --overwrite."
+                f"{path} is not a usable mipkit ledger ({exc}); use another run folder, or delete "
+                "this file to start the run afresh."
             ) from None
         with self._conn:
             self._conn.execute(

@@ -18,7 +18,7 @@ from mipkit._validation import MipkitValueError
 
 __all__ = ["import_ray", "ray_session", "run_ray"]
 
-RAY_MISSING = "--backend ray needs the 'distributed' extra: pip install mipkit[distributed]"
+RAY_MISSING = "The Ray backend needs the 'distributed' extra: pip install mipkit[distributed]"
 
 
 def import_ray() -> Any:

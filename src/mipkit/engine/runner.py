@@ -12,6 +12,10 @@ bit-identical outputs with ``backend="local"`` (any ``n_jobs``) and ``backend="r
 
 Resume: with a :class:`~mipkit.engine.ledger.Ledger`, each finished fit is committed by the parent process as
 soon as it arrives, and tasks already in the ledger are not fitted again.
+
+Progress: the engine draws nothing. It reports to one optional callback ``progress(done, total)`` (counts of
+fits, those read back from the ledger included) and the caller - the command line's Rich bar, a notebook
+widget, a log line - decides what to show.
 """
 
 from __future__ import annotations
@@ -23,7 +27,7 @@ import time
 import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
-from contextlib import ExitStack, nullcontext
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,9 +38,21 @@ from mipkit._validation import MipkitValueError, check_choice
 from mipkit.engine.ledger import Ledger, hash_array
 from mipkit.game.trainers import TrainerSpec, predict_full_proba
 
-__all__ = ["BACKENDS", "FitTask", "FitWarning", "resolve_n_jobs", "run_fits", "tasks_from_membership"]
+__all__ = [
+    "BACKENDS",
+    "FitTask",
+    "FitWarning",
+    "ProgressCallback",
+    "resolve_n_jobs",
+    "run_fits",
+    "tasks_from_membership",
+]
 
 BACKENDS = ("local", "ray")
+
+#: ``progress(done, total)``: called by :func:`run_fits` with the number of fits finished so far (those read
+#: back from the ledger included) and the number of tasks of the run.
+ProgressCallback = Callable[[int, int], None]
 
 
 class FitWarning(UserWarning):
@@ -235,30 +251,27 @@ def _task_keys(
     return keys
 
 
-def _progress_bar(enabled: bool, total: int, completed: int, description: str):
-    if not enabled:
-        return nullcontext(None)
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
+def _check_progress(progress: Any) -> ProgressCallback | None:
+    """The ``progress`` argument of :func:`run_fits` as a callable or None.
 
-    progress = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("elapsed"),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=Console(stderr=True),
-    )
-    progress.add_task(description, total=total, completed=completed)
+    A bool (the former "draw a Rich bar" switch) is accepted for backward compatibility and shows nothing:
+    the engine no longer draws; pass a callable ``progress(done, total)`` instead.
+    """
+    if progress is None or progress is False:
+        return None
+    if progress is True:
+        warnings.warn(
+            "run_fits(progress=True) no longer draws a progress bar: the engine reports to a callable "
+            "progress(done, total) and the caller decides what to show.",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return None
+    if not callable(progress):
+        raise MipkitValueError(
+            "The 'progress' parameter of run_fits must be None or a callable progress(done, total). "
+            f"Got {type(progress).__name__} instead."
+        )
     return progress
 
 
@@ -273,7 +286,7 @@ def run_fits(
     backend: str = "local",
     n_jobs: int = -1,
     address: str | None = None,
-    progress: bool = True,
+    progress: ProgressCallback | None = None,
     n_classes: int | None = None,
 ) -> np.ndarray:
     """Fit one model per task and return every model's class probabilities on the query rows.
@@ -302,8 +315,10 @@ def run_fits(
     address : str, optional
         Ray cluster address (``"auto"``, ``"host:6379"``, ``"ray://host:10001"``); only with
         ``backend="ray"``.
-    progress : bool
-        Show a Rich progress bar with ETA on stderr.
+    progress : callable, optional
+        ``progress(done, total)``, called in this process once before the first new fit (``done`` = the
+        fits read back from the ledger) and after each fit finishes; ``total = len(tasks)``. Not called when
+        every task is already in the ledger. The engine itself prints nothing.
     n_classes : int, optional
         Number of classes ``C`` (default ``max(y) + 1``).
 
@@ -319,8 +334,11 @@ def run_fits(
     """
     backend = check_choice("backend", backend, BACKENDS, owner="run_fits")
     if address is not None and backend != "ray":
-        raise MipkitValueError("The 'address' parameter only applies to backend='ray' (--backend ray).")
+        raise MipkitValueError(
+            f"The 'address' parameter of run_fits only applies to backend='ray'. Got backend={backend!r}."
+        )
     n_workers = resolve_n_jobs(n_jobs)
+    report = _check_progress(progress)
     tasks = list(tasks)
     X, y, query_X, n_classes = _check_inputs(trainer, X, y, tasks, query_X, n_classes)
     n_query = X.shape[0] if query_X is None else query_X.shape[0]
@@ -346,35 +364,31 @@ def run_fits(
     todo = [task for task in tasks if task.index not in reused]
 
     fit_warnings: Counter[str] = Counter()
+    done = len(reused)
 
-    def on_result(index: int, proba: np.ndarray, meta: dict, bar: Any) -> None:
+    def on_result(index: int, proba: np.ndarray, meta: dict) -> None:
+        nonlocal done
         out[position[index]] = proba
         fit_warnings.update(meta.get("warnings", ()))
         if ledger is not None:
             ledger.put(index, proba, {**meta, "backend": backend, "task_key": keys[index]})
-        if bar is not None:
-            bar.advance(bar.task_ids[0])
+        done += 1
+        if report is not None:
+            report(done, len(tasks))
 
     if not todo:
         return out
-    unit = "CPU" if backend == "ray" else "worker"
-    description = f"fits ({backend}, {n_workers} {unit}{'s' if n_workers > 1 else ''})"
-    if backend == "ray" and address is not None:
-        description = f"fits (ray @ {address})"
     with ExitStack() as stack:
         if backend == "ray":
             from mipkit.engine.ray_backend import ray_session, run_ray
 
             stack.enter_context(ray_session(n_cpus=n_workers, address=address))
-        bar = stack.enter_context(_progress_bar(progress, len(tasks), len(reused), description))
-
-        def handle(index: int, proba: np.ndarray, meta: dict) -> None:
-            on_result(index, proba, meta, bar)
-
+        if report is not None:
+            report(done, len(tasks))
         if backend == "local":
-            _run_local(trainer, X, y, query_X, todo, n_classes, n_workers, handle)
+            _run_local(trainer, X, y, query_X, todo, n_classes, n_workers, on_result)
         else:
-            run_ray(_fit_one, trainer, X, y, query_X, todo, n_classes, on_result=handle)
+            run_ray(_fit_one, trainer, X, y, query_X, todo, n_classes, on_result=on_result)
     for message, count in sorted(fit_warnings.items()):
         warnings.warn(f"{count} of {len(todo)} fits warned: {message}", FitWarning, stacklevel=2)
     return out

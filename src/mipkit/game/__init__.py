@@ -1,20 +1,35 @@
-"""mipkit.game: the membership game - who trains on whom, and the trainer protocol.
+"""mipkit.game: the membership game - who trains on whom, the MIP game loop, and the trainer protocol.
 
+- :func:`random_halves`: the one source of random halves (:func:`random_half` is one row of it,
+  :func:`independent_halves` the model audit's design); :func:`all_halves` enumerates them.
 - :func:`balanced_membership`: LiRA's split, each record IN for exactly half of the models.
-- :func:`random_half`: one random half (members) and the rest (non-members).
+- :func:`mip_game` / :class:`MIPGameResult`: the MIP game against a noise-wrapped release, with the attack
+  passed in (e.g. :func:`mipkit.attacks.bayes.membership_posterior`).
 - :class:`TrainerSpec` / :func:`resolve_trainer`: a trainer named by import path + JSON parameters.
 - :func:`predict_full_proba`: class probabilities over all global classes, whatever a fit saw.
 - ``mipkit.game.torch_adapter.TorchClassifier``: PyTorch modules as trainers (``torch`` extra).
 """
 
-from mipkit.game.splits import balanced_membership, random_half
+from mipkit.game.mip_game import MIPGameResult, mip_game
+from mipkit.game.splits import (
+    all_halves,
+    balanced_membership,
+    independent_halves,
+    random_half,
+    random_halves,
+)
 from mipkit.game.trainers import TrainerSpec, is_trainer, predict_full_proba, resolve_trainer
 
 __all__ = [
+    "MIPGameResult",
     "TrainerSpec",
+    "all_halves",
     "balanced_membership",
+    "independent_halves",
     "is_trainer",
+    "mip_game",
     "predict_full_proba",
     "random_half",
+    "random_halves",
     "resolve_trainer",
 ]

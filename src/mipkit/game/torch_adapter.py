@@ -3,8 +3,8 @@
 :class:`TorchClassifier` wraps a module factory into an estimator with ``fit(X, y)`` / ``predict_proba(X)``
 and ``random_state``, so the engine can fit it like any scikit-learn classifier, by import path::
 
-    mipkit audit ... --trainer mipkit.game.torch_adapter.TorchClassifier \\
-        --trainer-params '{"module_factory": "mlp", "module_kwargs": {"hidden": [64]}, "epochs": 20}'
+    mipkit audit ... --model mipkit.game.torch_adapter.TorchClassifier \\
+        --params '{"module_factory": "mlp", "module_kwargs": {"hidden": [64]}, "epochs": 20}'
 
 Training is deterministic for a given ``random_state`` on the same machine and software: the parameters are
 initialised and the mini-batches drawn from generators seeded with it (inside ``torch.random.fork_rng``, so

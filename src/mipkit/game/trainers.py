@@ -169,7 +169,7 @@ def resolve_trainer(import_path: str, params: dict | None = None) -> TrainerSpec
     import_path : str
         ``"package.module.Class"`` or ``"package.module:Class"``.
     params : dict, optional
-        JSON-able constructor keyword arguments (e.g. parsed from ``--trainer-params '{"C": 0.1}'``).
+        JSON-able constructor keyword arguments, e.g. ``{"C": 0.1}``.
 
     Raises
     ------

@@ -1,5 +1,14 @@
-"""Mechanisms that reach a risk target: MIP noise addition (and its DP comparison)."""
+"""Mechanisms that reach a risk target: MIP noise addition (and its DP comparison).
 
+- :mod:`~mipkit.mechanisms.mip_noise`: :class:`MIPNoise` (meta-estimator) and :func:`mip_release`.
+- :mod:`~mipkit.mechanisms.mip_calibration`: the calibrations (:func:`calibrate_noise`: Theorem A, Cor. 10).
+- :mod:`~mipkit.mechanisms.spread`: fits on random halves and the spread estimate.
+- :mod:`~mipkit.mechanisms.certificate`: :class:`MIPCertificate`, what a release guarantees.
+- :mod:`~mipkit.mechanisms.noise_samplers`: the noise laws; :mod:`~mipkit.mechanisms.dp_noise`: DP noise for
+  the same eta.
+"""
+
+from mipkit.mechanisms.certificate import MIPCertificate
 from mipkit.mechanisms.dp_noise import (
     DPNoiseOption,
     dp_alternatives,
@@ -9,21 +18,14 @@ from mipkit.mechanisms.dp_noise import (
     laplace_scale_for_eta,
     logistic_regression_sensitivity,
 )
-from mipkit.mechanisms.mip_noise import (
-    CALIBRATIONS,
-    MIPCertificate,
-    MIPNoise,
-    MIPRelease,
-    SpreadEstimate,
-    calibrate_noise,
-    estimate_spread,
-    fit_on_halves,
-    mip_release,
-)
+from mipkit.mechanisms.mip_calibration import CALIBRATIONS, IZZO_CONSTANT, calibrate_noise
+from mipkit.mechanisms.mip_noise import MIPNoise, MIPRelease, mip_release
 from mipkit.mechanisms.noise_samplers import ExpNormNoise, GaussianNoise, Izzo2024Noise, NoiseLaw
+from mipkit.mechanisms.spread import SpreadEstimate, estimate_spread, fit_on_halves
 
 __all__ = [
     "CALIBRATIONS",
+    "IZZO_CONSTANT",
     "DPNoiseOption",
     "ExpNormNoise",
     "GaussianNoise",

@@ -1,8 +1,11 @@
 """DP noise for a MIP target: the smallest Laplace scale / Gaussian sigma whose DP guarantee gives eta-MIP.
 
-A DP guarantee implies MIP whatever the data (Izzo et al., TMLR 2024, Thm 4; MATH.md 1): an f-DP
-mechanism is eta-MIP with ``eta = adv/2``, ``adv = sup_alpha (1 - alpha - f(alpha))`` its largest
-TPR - FPR. Inverting that in closed form gives the noise a DP mechanism needs for a given ``eta``:
+A DP guarantee implies MIP whatever the data (Izzo et al., TMLR 2024, Thm 4; docs/theory.md section 1):
+an f-DP mechanism is eta-MIP with ``eta = adv/2``, ``adv = sup_alpha (1 - alpha - f(alpha))`` its largest
+TPR - FPR. Inverting that gives the noise a DP mechanism needs for a given ``eta``; the Gaussian and exact
+Laplace answers are calls of the one calibration routine,
+``calibrate(gaussian_family(L), EtaTarget(eta))`` (:func:`mipkit.accounting.calibrate`), which returns the
+closed forms below checked on the exact curve:
 
 - Laplace mechanism, exact curve (one output coordinate): ``adv = 1 - exp(-L/(2b))``, so
   ``b = L / (-2 log(1 - 2 eta))`` (:func:`laplace_scale_for_eta` with ``method="exact-curve"``).
@@ -23,9 +26,10 @@ import math
 from dataclasses import asdict, dataclass
 
 import numpy as np
-from scipy import stats
 
 from mipkit._validation import MipkitValueError, check_choice, check_eta, check_positive, check_positive_int
+from mipkit.accounting.calibration import calibrate, gaussian_family, laplace_family
+from mipkit.accounting.targets import EtaTarget
 from mipkit.mechanisms.noise_samplers import ExpNormNoise, GaussianNoise, NoiseLaw
 
 __all__ = [
@@ -67,7 +71,8 @@ def laplace_scale_for_eta(eta: float, sensitivity: float, *, method: str = "exac
     sens = check_positive("sensitivity", sensitivity, owner="laplace_scale_for_eta")
     check_choice("method", method, ("exact-curve", "thm4"), owner="laplace_scale_for_eta")
     if method == "exact-curve":
-        return sens / (-2.0 * math.log1p(-2.0 * e))
+        # the smallest b whose exact curve gives eta, to a relative 1e-12: L / (-2 log(1 - 2 eta))
+        return calibrate(laplace_family(sens), EtaTarget(e), rtol=1e-12).noise
     return sens / epsilon_for_eta(e)
 
 
@@ -75,11 +80,12 @@ def gaussian_sigma_for_eta(eta: float, l2_sensitivity: float) -> float:
     """Gaussian sigma that makes ``q(D) + N(0, sigma^2 I)`` eta-MIP: ``L2 / (2 Phi^-1(1/2 + eta))``.
 
     The mechanism is mu-GDP with ``mu = L2/sigma`` (Dong, Roth & Su 2022, Thm 2.7); its largest TPR - FPR is
-    ``2 Phi(mu/2) - 1`` in any dimension, and ``eta = adv/2`` (MATH.md 1, f-DP implies MIP).
+    ``2 Phi(mu/2) - 1`` in any dimension, and ``eta = adv/2`` (docs/theory.md section 1, f-DP implies MIP).
+    The closed form, checked on the exact curve by :func:`mipkit.accounting.calibrate`.
     """
     e = check_eta(eta, owner="gaussian_sigma_for_eta")
     sens = check_positive("l2_sensitivity", l2_sensitivity, owner="gaussian_sigma_for_eta")
-    return sens / (2.0 * float(stats.norm.ppf(0.5 + e)))
+    return calibrate(gaussian_family(sens), EtaTarget(e)).noise
 
 
 def exp_norm_l2_scale_for_eta(eta: float, l2_sensitivity: float) -> float:

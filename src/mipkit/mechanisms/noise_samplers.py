@@ -12,7 +12,7 @@ All three laws use the same weighted ``l_p`` norm as Corollary 10 of Izzo et al.
 over the *active* coordinates (``w_i > 0``). A coordinate with ``w_i = 0`` is declared constant: it gets
 no noise, and a released value that differs there has density zero.
 
-Laws (MATH.md section 2):
+Laws (docs/theory.md section 2):
 
 - :class:`ExpNormNoise` - density proportional to ``exp(-||x||_{w,p} / s)``. Its radius ``||X||`` is
   ``Gamma(shape=d, scale=s)`` and its direction ``U = Y / ||Y||_{w,p}`` with ``Y_i = w_i G_i``,
@@ -23,14 +23,15 @@ Laws (MATH.md section 2):
   (Theorem A, Gaussian variant).
 - :class:`Izzo2024Noise` - Corollary 10 as published: the same direction (with ``p = M``, the moment
   order) and a *Laplace* radius ``r ~ Laplace((6.16/eta)^(1+2/M))``. For ``d > 1`` its density is
-  *not* ``exp(-||x||/c)`` (that needs a ``Gamma(d)`` radius, MATH.md 2a "Caution, radius"): it is
-  ``exp(-||x||/c) / (c d V ||x||^(d-1))`` with ``V`` the volume of the unit ball, which is what
-  :meth:`Izzo2024Noise.log_density` returns, so the optimal attack uses the law actually sampled.
+  *not* ``exp(-||x||/c)`` (that needs a ``Gamma(d)`` radius, docs/theory.md section 2a "Caution,
+  radius"): it is ``exp(-||x||/c) / (c d V ||x||^(d-1))`` with ``V`` the volume of the unit ball, which is
+  what :meth:`Izzo2024Noise.log_density` returns, so the optimal attack uses the law actually sampled.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -146,6 +147,7 @@ class NoiseLaw:
     """Common interface of the noise laws (a description; arithmetic in the methods)."""
 
     weights: np.ndarray
+    scale: float
     name: str = "noise"
 
     @property
@@ -165,6 +167,27 @@ class NoiseLaw:
             return np.zeros(x.shape[:-1], dtype=bool)
         return np.any(np.abs(x[..., inactive]) > 1e-12, axis=-1)
 
+    def _check_law(self, order: str | None = None, minimum: float = 1.0) -> None:
+        """Validate ``scale`` (> 0), the norm order attribute ``order`` (>= ``minimum``) and the weights."""
+        owner = type(self).__name__
+        check_positive("scale", self.scale, owner=owner)
+        if order is not None:
+            check_interval(order, getattr(self, order), minimum, math.inf, closed="left", owner=owner)
+        object.__setattr__(self, "weights", _check_weights(self.weights, owner))
+
+    def _radial_sample(
+        self,
+        size: int,
+        p: float,
+        radius: Callable[[np.random.Generator, int], np.ndarray],
+        random_state: RandomState,
+    ) -> np.ndarray:
+        """``size`` draws ``r U``: cone-measure direction ``U`` (order ``p``), ``r = radius(rng, size)``."""
+        size = check_positive_int("size", size, owner=f"{type(self).__name__}.sample")
+        rng = check_random_state(random_state)
+        direction = _cone_direction(size, self.weights, p, rng)
+        return radius(rng, size)[:, None] * direction
+
     def sample(self, size: int, *, random_state: RandomState = None) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
 
@@ -180,7 +203,7 @@ class NoiseLaw:
 
 @dataclass(frozen=True, eq=False)
 class ExpNormNoise(NoiseLaw):
-    """Density proportional to ``exp(-||x||_{w,p} / scale)`` (mipkit Theorem A, MATH.md 2b).
+    """Density proportional to ``exp(-||x||_{w,p} / scale)`` (mipkit Theorem A, docs/theory.md section 2b).
 
     Parameters
     ----------
@@ -198,17 +221,14 @@ class ExpNormNoise(NoiseLaw):
     name: str = field(default="exp-norm", init=False)
 
     def __post_init__(self) -> None:
-        check_positive("scale", self.scale, owner="ExpNormNoise")
-        check_interval("p", self.p, 1.0, math.inf, closed="left", owner="ExpNormNoise")
-        object.__setattr__(self, "weights", _check_weights(self.weights, "ExpNormNoise"))
+        self._check_law("p")
 
     def sample(self, size: int, *, random_state: RandomState = None) -> np.ndarray:
         """``size`` draws, shape ``(size, d)``: radius ``Gamma(d, s)`` times the cone-measure direction."""
-        size = check_positive_int("size", size, owner="ExpNormNoise.sample")
-        rng = check_random_state(random_state)
-        direction = _cone_direction(size, self.weights, self.p, rng)
-        radius = rng.gamma(self.active_dim, self.scale, size=size)
-        return radius[:, None] * direction
+        d = self.active_dim
+        return self._radial_sample(
+            size, self.p, lambda rng, m: rng.gamma(d, self.scale, size=m), random_state
+        )
 
     def log_density(self, x: np.ndarray) -> np.ndarray:
         """``-||x||/s - log(s^d Gamma(d+1) V)`` with ``V`` the unit-ball volume (normalised)."""
@@ -244,8 +264,7 @@ class GaussianNoise(NoiseLaw):
     name: str = field(default="gaussian", init=False)
 
     def __post_init__(self) -> None:
-        check_positive("scale", self.scale, owner="GaussianNoise")
-        object.__setattr__(self, "weights", _check_weights(self.weights, "GaussianNoise"))
+        self._check_law()
 
     def coordinate_std(self) -> np.ndarray:
         """``s sqrt(d) w_i``."""
@@ -281,8 +300,8 @@ class Izzo2024Noise(NoiseLaw):
     (times ``sigma = 1`` in the normalised norm when ``w_i`` bound the per-coordinate M-th moments).
 
     The published theorem (Thm 9) assumes the density ``exp(-||x||/c)``, which needs a ``Gamma(d, c)``
-    radius; a Laplace radius gives that density only when ``d = 1`` (MATH.md 2a). Kept as published for
-    comparison; :meth:`log_density` is the density of what is actually sampled:
+    radius; a Laplace radius gives that density only when ``d = 1`` (docs/theory.md section 2a). Kept as
+    published for comparison; :meth:`log_density` is the density of what is actually sampled:
     ``|r| ~ Exp(c)`` spread over the sphere of radius ``|r|`` by the cone measure, i.e.
     ``exp(-t/c) / (c * d * V * t^(d-1))`` at ``t = ||x||``.
 
@@ -302,16 +321,13 @@ class Izzo2024Noise(NoiseLaw):
     name: str = field(default="izzo2024-laplace-radius", init=False)
 
     def __post_init__(self) -> None:
-        check_positive("scale", self.scale, owner="Izzo2024Noise")
-        check_interval("moment", self.moment, 2.0, math.inf, closed="left", owner="Izzo2024Noise")
-        object.__setattr__(self, "weights", _check_weights(self.weights, "Izzo2024Noise"))
+        self._check_law("moment", minimum=2.0)
 
     def sample(self, size: int, *, random_state: RandomState = None) -> np.ndarray:
-        size = check_positive_int("size", size, owner="Izzo2024Noise.sample")
-        rng = check_random_state(random_state)
-        direction = _cone_direction(size, self.weights, self.moment, rng)
-        radius = rng.laplace(0.0, self.scale, size=size)
-        return radius[:, None] * direction
+        """``size`` draws, shape ``(size, d)``: radius ``Laplace(c)`` times the cone-measure direction."""
+        return self._radial_sample(
+            size, self.moment, lambda rng, m: rng.laplace(0.0, self.scale, size=m), random_state
+        )
 
     def log_density(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=float)

@@ -1,12 +1,14 @@
-"""Metrics of an attack: ROC, TPR at low FPR, base-rate precision, eta estimates and intervals."""
+"""Metrics of an attack: ROC, TPR at low FPR, base-rate precision and the per-attack summary of an audit.
 
-from mipkit.metrics.intervals import Proportion, clopper_pearson, wilson
+Intervals and estimates (``Proportion``, ``clopper_pearson``, ``wilson``, ``EtaEstimate``,
+``eta_from_guesses``) live one layer down, in :mod:`mipkit.stats`.
+"""
+
+from mipkit.metrics.attack_summary import AttackSummary, TprAtFpr, crossfit_guesses, summarize_attack
 from mipkit.metrics.roc import (
     DEFAULT_BASE_RATES,
     DEFAULT_FPRS,
-    EtaEstimate,
     best_threshold_accuracy,
-    eta_from_guesses,
     precision_at_base_rate,
     precision_recall_at_base_rate,
     roc_auc,
@@ -17,15 +19,14 @@ from mipkit.metrics.roc import (
 __all__ = [
     "DEFAULT_BASE_RATES",
     "DEFAULT_FPRS",
-    "EtaEstimate",
-    "Proportion",
+    "AttackSummary",
+    "TprAtFpr",
     "best_threshold_accuracy",
-    "clopper_pearson",
-    "eta_from_guesses",
+    "crossfit_guesses",
     "precision_at_base_rate",
     "precision_recall_at_base_rate",
     "roc_auc",
     "roc_curve",
+    "summarize_attack",
     "tpr_at_fpr",
-    "wilson",
 ]

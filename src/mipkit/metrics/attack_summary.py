@@ -7,11 +7,12 @@ label 1 = member), :func:`summarize_attack` computes
 * TPR at each low FPR (Carlini et al. 2022): the threshold is the lowest one whose empirical FPR is at
   most the target; the interval is Clopper-Pearson on the true-positive count at that threshold
   (conditional on the threshold),
-* the empirical MIP eta (Izzo et al., Def. 1; MATH.md 1) and the balanced accuracy of *hard guesses*
-  made with a threshold chosen on the other half of the trials (two-fold cross-fitting, so no guess uses
-  a threshold tuned on its own trial), with a Clopper-Pearson interval on the number of correct guesses,
-* precision at membership base rates (Francis & Wagner; MATH.md 4) at each of those FPRs, with the
-  interval that the TPR interval induces (precision is increasing in TPR at a fixed FPR),
+* the empirical MIP eta (Izzo et al., Def. 1; docs/theory.md section 1) and the balanced accuracy of
+  *hard guesses* made with a threshold chosen on the other half of the trials (two-fold cross-fitting, so no
+  guess uses a threshold tuned on its own trial), with a Clopper-Pearson interval on the number of correct
+  guesses,
+* precision at membership base rates (Francis & Wagner; docs/theory.md section 4) at each of those FPRs,
+  with the interval that the TPR interval induces (precision is increasing in TPR at a fixed FPR),
 * a log-spaced copy of the ROC curve and score histograms, small enough to store in ``results.json``.
 
 The intervals treat trials as independent. Trials that share a target model or a record are not quite
@@ -27,15 +28,14 @@ from scipy import stats
 
 from mipkit._random import check_random_state
 from mipkit._validation import MipkitValueError, check_interval
-from mipkit.metrics.intervals import clopper_pearson
 from mipkit.metrics.roc import (
     DEFAULT_BASE_RATES,
     DEFAULT_FPRS,
-    EtaEstimate,
     precision_at_base_rate,
     roc_auc,
     roc_curve,
 )
+from mipkit.stats import EtaEstimate, Proportion
 
 
 def fpr_label(fpr: float) -> str:
@@ -80,17 +80,23 @@ class TprAtFpr:
     threshold: float
 
     @property
+    def flagged_members(self) -> Proportion:
+        """Members flagged at the threshold, as counts (Clopper-Pearson interval)."""
+        return Proportion(self.true_positives, self.members, "clopper-pearson")
+
+    @property
     def tpr(self) -> float:
-        return self.true_positives / self.members
+        """``true_positives / members``."""
+        return self.flagged_members.value
 
     @property
     def fpr(self) -> float:
         """The FPR the threshold achieves on the trials (at most ``target_fpr``)."""
-        return self.false_positives / self.nonmembers
+        return Proportion(self.false_positives, self.nonmembers).value
 
     def interval(self, confidence: float = 0.95) -> tuple[float, float]:
         """Clopper-Pearson interval on the TPR at this threshold."""
-        return clopper_pearson(self.true_positives, self.members, confidence)
+        return self.flagged_members.interval(confidence)
 
     def to_dict(self, confidence: float = 0.95) -> dict:
         lo, hi = self.interval(confidence)

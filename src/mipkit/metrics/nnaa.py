@@ -44,7 +44,8 @@ import numpy as np
 
 from mipkit._random import RandomState, check_random_state
 from mipkit._validation import MipkitValueError, check_choice, check_positive_int, check_probability
-from mipkit.data.distance import Table, _n_rows, _take, kneighbors, kneighbors_both_ways
+from mipkit.data.neighbors import Table, _n_rows, _take, kneighbors, kneighbors_both_ways
+from mipkit.metrics.nnaa_intervals import jackknife_values, jackknife_variance
 
 TIES = ("average", "strict", "nonstrict")
 
@@ -81,6 +82,9 @@ class AdversarialAccuracy:
         The two nearest distances of each ``T`` point in ``S`` (and of each ``S`` point in ``T``), when
         computed from tables; ``distances_t_to_s[:, 0]`` is the distance to closest record of ``T`` in ``S``
         (reused by the DCR attack on the same tables instead of searching again).
+    jackknife_t, jackknife_s : ndarray or None
+        ``AA`` with each ``T`` (resp. ``S``) record removed, its neighbours' terms recomputed
+        (:func:`mipkit.metrics.nnaa_intervals.jackknife_values`); computed from tables of at least 3 rows.
     """
 
     term_t: float
@@ -92,6 +96,17 @@ class AdversarialAccuracy:
     per_record_s: np.ndarray = field(default_factory=lambda: np.empty(0), repr=False, compare=False)
     distances_t_to_s: np.ndarray = field(default_factory=lambda: np.empty((0, 2)), repr=False, compare=False)
     distances_s_to_t: np.ndarray = field(default_factory=lambda: np.empty((0, 2)), repr=False, compare=False)
+    jackknife_t: np.ndarray | None = field(default=None, repr=False, compare=False)
+    jackknife_s: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def jackknife_variance(self) -> float:
+        """Delete-one jackknife variance of :attr:`value`, neighbours recomputed (NaN when not computed).
+
+        See :mod:`mipkit.metrics.nnaa_intervals`: conservative in expectation (Efron-Stein)."""
+        if self.jackknife_t is None or self.jackknife_s is None:
+            return float("nan")
+        return jackknife_variance(self.jackknife_t, self.jackknife_s)
 
     @property
     def value(self) -> float:
@@ -99,14 +114,8 @@ class AdversarialAccuracy:
         return 0.5 * (self.term_t + self.term_s)
 
     def to_dict(self) -> dict:
-        return {
-            "aa": self.value,
-            "term_t": self.term_t,
-            "term_s": self.term_s,
-            "n_t": self.n_t,
-            "n_s": self.n_s,
-            "ties": self.ties,
-        }
+        """``aa`` (the value), then the two terms, the set sizes and the tie rule."""
+        return {"aa": self.value, **{k: getattr(self, k) for k in ("term_t", "term_s", "n_t", "n_s", "ties")}}
 
 
 def adversarial_accuracy_from_distances(
@@ -152,17 +161,37 @@ def adversarial_accuracy(
 ) -> AdversarialAccuracy:
     """Unbiased nearest-neighbour adversarial accuracy of two tables (Pedersen eqs. 4.1-4.8).
 
-    Exact neighbour searches (:mod:`mipkit.data.distance`): ``T`` in ``T`` and ``S`` in ``S``
-    (leave-one-out, k=1), and ``T`` in ``S`` together with ``S`` in ``T`` (k=2) in one pass over the
-    ``T x S`` distances (:func:`~mipkit.data.distance.kneighbors_both_ways`). The expectation is 1/2 only
-    when ``|T| = |S|``; :func:`privacy_loss` subsamples to equal sizes.
+    Exact neighbour searches (:mod:`mipkit.data.neighbors`): ``T`` in ``T`` and ``S`` in ``S``
+    (leave-one-out, k=2), and ``T`` in ``S`` together with ``S`` in ``T`` (k=3) in one pass over the
+    ``T x S`` distances (:func:`~mipkit.data.neighbors.kneighbors_both_ways`). The statistic needs the
+    first own and two other neighbours; the extra ones give the delete-one jackknife values
+    (:mod:`mipkit.metrics.nnaa_intervals`). The expectation is 1/2 only when ``|T| = |S|``;
+    :func:`privacy_loss` subsamples to equal sizes.
     """
     kw = {"metric": metric, "n_jobs": n_jobs, "progress": progress}
-    t_own, _ = kneighbors(T, T, k=1, exclude_self=True, **kw)
-    s_own, _ = kneighbors(S, S, k=1, exclude_self=True, **kw)
-    (t_other, _), (s_other, _) = kneighbors_both_ways(T, S, k=2, **kw)
-    aa = adversarial_accuracy_from_distances(t_own[:, 0], t_other, s_own[:, 0], s_other, ties=ties)
-    return replace(aa, distances_t_to_s=t_other, distances_s_to_t=s_other)
+    n_t, n_s = _n_rows(T), _n_rows(S)
+    if min(n_t, n_s) < 3:  # too small for the jackknife's second own / third other neighbour
+        t_own, _ = kneighbors(T, T, k=1, exclude_self=True, **kw)
+        s_own, _ = kneighbors(S, S, k=1, exclude_self=True, **kw)
+        (t_other, _), (s_other, _) = kneighbors_both_ways(T, S, k=2, **kw)
+        aa = adversarial_accuracy_from_distances(t_own[:, 0], t_other, s_own[:, 0], s_other, ties=ties)
+        return replace(aa, distances_t_to_s=t_other, distances_s_to_t=s_other)
+    t_own, t_own_i = kneighbors(T, T, k=2, exclude_self=True, **kw)
+    s_own, s_own_i = kneighbors(S, S, k=2, exclude_self=True, **kw)
+    (t_other, t_other_i), (s_other, s_other_i) = kneighbors_both_ways(T, S, k=3, **kw)
+    aa = adversarial_accuracy_from_distances(
+        t_own[:, 0], t_other[:, :2], s_own[:, 0], s_other[:, :2], ties=ties
+    )
+    jack_t, jack_s = jackknife_values(
+        t_own, t_own_i, t_other, t_other_i, s_own, s_own_i, s_other, s_other_i, ties=ties
+    )
+    return replace(
+        aa,
+        distances_t_to_s=t_other[:, :2],
+        distances_s_to_t=s_other[:, :2],
+        jackknife_t=jack_t,
+        jackknife_s=jack_s,
+    )
 
 
 def adversarial_accuracy_naive(
@@ -226,9 +255,12 @@ def yale_adversarial_accuracy(
     return yale_adversarial_accuracy_from_distances(t_own[:, 0], t_other[:, 0], s_own[:, 0], s_other[:, 0])
 
 
+INTERVALS = ("jackknife", "record-bootstrap")
+
+
 @dataclass(frozen=True)
 class PrivacyLoss:
-    """Train and test NNAA and the privacy loss ``AA_test - AA_train`` with bootstrap intervals.
+    """Train and test NNAA and the privacy loss ``AA_test - AA_train`` with their intervals.
 
     Attributes
     ----------
@@ -240,24 +272,26 @@ class PrivacyLoss:
         Size of each of the four (sub)sampled sets.
     split_synthetic : bool
         True when one synthetic table was split into two disjoint halves.
-    bootstrap : dict
-        Percentile intervals (``train``, ``test``, ``privacy_loss``), the number of replicates and the
-        confidence level. Records are resampled with replacement within each set, holding every record's
-        contribution ``g(i)/n`` fixed (the neighbour structure is not recomputed).
+    intervals : dict
+        ``train_ci``, ``test_ci``, ``privacy_loss_ci``, their standard errors (``*_se``), the confidence and
+        the ``method``: ``"jackknife"`` (default; delete-one jackknife with the neighbours recomputed, normal
+        interval, :mod:`mipkit.metrics.nnaa_intervals`) or ``"record-bootstrap"`` (percentile bootstrap of the
+        per-record contributions with the neighbour structure held fixed: too narrow, kept to show how
+        much, ``docs/theory.md`` section 6).
     """
 
     train: AdversarialAccuracy
     test: AdversarialAccuracy
     n: int
     split_synthetic: bool
-    bootstrap: dict
+    intervals: dict
 
     @property
     def value(self) -> float:
         return self.test.value - self.train.value
 
     def to_dict(self) -> dict:
-        return {
+        out = {
             "train": self.train.value,
             "test": self.test.value,
             "privacy_loss": self.value,
@@ -265,8 +299,66 @@ class PrivacyLoss:
             "test_terms": self.test.to_dict(),
             "n": self.n,
             "split_synthetic": self.split_synthetic,
-            "bootstrap": self.bootstrap,
+            "intervals": self.intervals,
         }
+        if self.intervals.get("method") == "record-bootstrap":  # the field's meaning before 2026-11
+            out["bootstrap"] = self.intervals
+        return out
+
+
+def _normal_ci(value: float, se: float, z: float) -> list[float]:
+    return [value - z * se, value + z * se]
+
+
+def _jackknife_intervals(
+    aa_train: AdversarialAccuracy, aa_test: AdversarialAccuracy, confidence: float
+) -> dict:
+    """Normal intervals from the delete-one jackknife variances; train and test sets are independent."""
+    from scipy.stats import norm
+
+    z = float(norm.ppf(0.5 + confidence / 2))
+    v_train, v_test = aa_train.jackknife_variance, aa_test.jackknife_variance
+    se = {"train": np.sqrt(v_train), "test": np.sqrt(v_test), "privacy_loss": np.sqrt(v_train + v_test)}
+    value = {"train": aa_train.value, "test": aa_test.value, "privacy_loss": aa_test.value - aa_train.value}
+    out = {f"{k}_ci": _normal_ci(value[k], float(se[k]), z) for k in se}
+    return {
+        **out,
+        **{f"{k}_se": float(v) for k, v in se.items()},
+        "confidence": confidence,
+        "method": "jackknife",
+        "detail": "delete-one jackknife over the records of each set, neighbours recomputed; normal interval",
+    }
+
+
+def _record_bootstrap_intervals(
+    aa_train: AdversarialAccuracy,
+    aa_test: AdversarialAccuracy,
+    confidence: float,
+    n_bootstrap: int,
+    rng: np.random.Generator,
+) -> dict:
+    """Percentile bootstrap of the per-record contributions, neighbour structure held fixed (too narrow)."""
+
+    def boot(aa: AdversarialAccuracy) -> np.ndarray:
+        it = rng.integers(0, aa.n_t, size=(n_bootstrap, aa.n_t))
+        is_ = rng.integers(0, aa.n_s, size=(n_bootstrap, aa.n_s))
+        return 0.5 * (aa.per_record_t[it].mean(axis=1) + aa.per_record_s[is_].mean(axis=1))
+
+    b_train, b_test = boot(aa_train), boot(aa_test)
+    a = (1 - confidence) / 2
+    q = [a, 1 - a]
+    return {
+        "train_ci": np.quantile(b_train, q).tolist(),
+        "test_ci": np.quantile(b_test, q).tolist(),
+        "privacy_loss_ci": np.quantile(b_test - b_train, q).tolist(),
+        "train_se": float(b_train.std()),
+        "test_se": float(b_test.std()),
+        "privacy_loss_se": float((b_test - b_train).std()),
+        "n_bootstrap": n_bootstrap,
+        "confidence": confidence,
+        "method": "record-bootstrap",
+        "detail": "percentile, records resampled within each set, neighbour structure held fixed",
+    }
 
 
 def privacy_loss(
@@ -278,6 +370,7 @@ def privacy_loss(
     metric: str = "mixed",
     ties: str = "average",
     max_n: int | None = None,
+    interval: str = "jackknife",
     n_bootstrap: int = 1000,
     confidence: float = 0.95,
     random_state: RandomState = None,
@@ -293,7 +386,16 @@ def privacy_loss(
 
     A generator that memorises its training data gives ``AA_train`` below 1/2 and a positive privacy loss;
     one that generalises gives both near 1/2 (unbiased NNAA) and a privacy loss near 0.
+
+    Intervals (``interval``): ``"jackknife"`` (default) is the delete-one jackknife of each AA with the
+    neighbours recomputed (:mod:`mipkit.metrics.nnaa_intervals`), ``v_PL = v_train + v_test`` (the four sets
+    are disjoint and independent), normal interval ``value -+ z sqrt(v)``: conservative in expectation by
+    the Efron-Stein inequality, measured coverage of 1/2 on same-distribution tables >= 95%
+    (``docs/theory.md`` section 6). ``"record-bootstrap"`` (``n_bootstrap`` replicates) is the former
+    percentile bootstrap of per-record contributions, which holds the neighbour structure fixed and covers
+    only 81-90%.
     """
+    check_choice("interval", interval, INTERVALS, owner="privacy_loss")
     n_bootstrap = check_positive_int("n_bootstrap", n_bootstrap, owner="privacy_loss")
     confidence = check_probability("confidence", confidence, closed="neither", owner="privacy_loss")
     rng = check_random_state(random_state)
@@ -310,27 +412,14 @@ def privacy_loss(
     n = min(_n_rows(x) for x in sets)
     if max_n is not None:
         n = min(n, check_positive_int("max_n", max_n, minimum=2, owner="privacy_loss"))
-    if n < 2:
-        raise MipkitValueError(f"privacy_loss needs at least 2 rows in each set. Got {n}.")
+    if n < 3:
+        raise MipkitValueError(f"privacy_loss needs at least 3 rows in each set. Got {n}.")
     sub = [_take(x, np.sort(rng.choice(_n_rows(x), size=n, replace=False))) for x in sets]
     kw = {"metric": metric, "ties": ties, "n_jobs": n_jobs, "progress": progress}
     aa_train = adversarial_accuracy(sub[0], sub[1], **kw)
     aa_test = adversarial_accuracy(sub[2], sub[3], **kw)
-
-    def boot(aa: AdversarialAccuracy) -> np.ndarray:
-        it = rng.integers(0, aa.n_t, size=(n_bootstrap, aa.n_t))
-        is_ = rng.integers(0, aa.n_s, size=(n_bootstrap, aa.n_s))
-        return 0.5 * (aa.per_record_t[it].mean(axis=1) + aa.per_record_s[is_].mean(axis=1))
-
-    b_train, b_test = boot(aa_train), boot(aa_test)
-    a = (1 - confidence) / 2
-    q = [a, 1 - a]
-    bootstrap = {
-        "train_ci": np.quantile(b_train, q).tolist(),
-        "test_ci": np.quantile(b_test, q).tolist(),
-        "privacy_loss_ci": np.quantile(b_test - b_train, q).tolist(),
-        "n_bootstrap": n_bootstrap,
-        "confidence": confidence,
-        "method": "percentile, records resampled within each set",
-    }
-    return PrivacyLoss(aa_train, aa_test, n, split, bootstrap)
+    if interval == "jackknife":
+        intervals = _jackknife_intervals(aa_train, aa_test, confidence)
+    else:
+        intervals = _record_bootstrap_intervals(aa_train, aa_test, confidence, n_bootstrap, rng)
+    return PrivacyLoss(aa_train, aa_test, n, split, intervals)

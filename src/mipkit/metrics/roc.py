@@ -1,18 +1,16 @@
-"""ROC, TPR at low FPR, precision at a base rate and the empirical MIP eta of an attack.
+"""ROC, TPR at low FPR, precision at a base rate and the best-threshold accuracy of an attack.
 
-Vocabulary (DESIGN.md): alpha = FPR, beta = FNR, TPR = 1 - beta. A score is higher for "more likely a
-member"; labels are 1 for members and 0 for non-members.
+The eta estimate of hard guesses and the intervals live in :mod:`mipkit.stats`. Vocabulary: alpha = FPR,
+beta = FNR, TPR = 1 - beta. A score is higher for "more likely a member"; labels are 1 for members and 0 for
+non-members.
 """
 
 from __future__ import annotations
-
-from dataclasses import dataclass
 
 import numpy as np
 from sklearn import metrics as skm
 
 from mipkit._validation import MipkitValueError, check_probability
-from mipkit.metrics.intervals import Proportion
 
 DEFAULT_FPRS: tuple[float, ...] = (0.001, 0.01, 0.1)
 DEFAULT_BASE_RATES: tuple[float, ...] = (0.5, 1 / 11, 1 / 101, 1 / 1001)
@@ -65,8 +63,8 @@ def tpr_at_fpr(scores: np.ndarray, labels: np.ndarray, fpr: float | np.ndarray) 
 def precision_at_base_rate(tpr: float | np.ndarray, fpr: float | np.ndarray, base_rate: float) -> np.ndarray:
     """Precision of a rule with rates (TPR, FPR) when a fraction ``base_rate`` of targets are members.
 
-    ``precision = pi TPR / (pi TPR + (1 - pi) FPR)`` (Francis & Wagner; MATH.md 4). Where both rates
-    are 0 (no positive predictions) precision is undefined and NaN is returned.
+    ``precision = pi TPR / (pi TPR + (1 - pi) FPR)`` (Francis & Wagner; docs/theory.md section 4). Where
+    both rates are 0 (no positive predictions) precision is undefined and NaN is returned.
     """
     pi = check_probability("base_rate", base_rate, closed="neither", owner="precision_at_base_rate")
     t = np.asarray(tpr, dtype=float)
@@ -89,58 +87,14 @@ def precision_recall_at_base_rate(
     return t[keep], precision_at_base_rate(t[keep], f[keep], base_rate)
 
 
-@dataclass(frozen=True)
-class EtaEstimate:
-    """Empirical MIP eta of an attack on the membership game: accuracy - 1/2, with an exact interval.
-
-    The game draws each target as a member with probability 1/2; ``correct`` of ``trials`` guesses
-    were right. ``eta = correct/trials - 1/2`` estimates a lower bound on the release's MIP eta (Izzo
-    et al., Def. 1); the interval is Clopper-Pearson on the accuracy, shifted by 1/2.
-    """
-
-    correct: int
-    trials: int
-
-    @property
-    def accuracy(self) -> Proportion:
-        return Proportion(self.correct, self.trials, "clopper-pearson")
-
-    @property
-    def eta(self) -> float:
-        return self.accuracy.value - 0.5
-
-    def interval(self, confidence: float = 0.95) -> tuple[float, float]:
-        lo, hi = self.accuracy.interval(confidence)
-        return lo - 0.5, hi - 0.5
-
-    def to_dict(self, confidence: float = 0.95) -> dict:
-        lo, hi = self.interval(confidence)
-        return {
-            "eta": self.eta,
-            "eta_ci": [lo, hi],
-            "accuracy": self.accuracy.value,
-            "correct": self.correct,
-            "trials": self.trials,
-            "confidence": confidence,
-        }
-
-
 def best_threshold_accuracy(scores: np.ndarray, labels: np.ndarray) -> tuple[float, int]:
     """Highest balanced accuracy ``(TPR + 1 - FPR)/2`` over thresholds, and the threshold's index.
 
     Choosing the threshold on the same data is optimistic; use a held-out split (or
-    :func:`eta_from_guesses` on guesses made with a threshold fixed beforehand) for a fair estimate.
+    :func:`mipkit.stats.eta_from_guesses` on guesses made with a threshold fixed beforehand) for a fair
+    estimate.
     """
     f, t, _ = roc_curve(scores, labels)
     bal = (t + 1 - f) / 2
     i = int(np.argmax(bal))
     return float(bal[i]), i
-
-
-def eta_from_guesses(guesses: np.ndarray, labels: np.ndarray) -> EtaEstimate:
-    """Empirical eta from hard 0/1 guesses against true memberships."""
-    g = np.asarray(guesses).ravel().astype(int)
-    y = np.asarray(labels).ravel().astype(int)
-    if g.shape != y.shape:
-        raise MipkitValueError(f"guesses and labels differ in length: {g.shape[0]} vs {y.shape[0]}.")
-    return EtaEstimate(int(np.sum(g == y)), int(g.size))

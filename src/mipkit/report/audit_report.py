@@ -80,7 +80,7 @@ def roc_figure(curves: dict[str, dict], *, certified_eta: float | None = None, t
         "identifies some members with few false alarms."
     )
     if certified_eta is not None:
-        caption += " No attack can lie above the red certified bound (MATH.md 1)."
+        caption += " No attack can lie above the red certified bound (docs/theory.md section 1)."
     return Figure(title or "ROC on log-log axes", figure_to_png(fig), caption)
 
 
@@ -297,7 +297,8 @@ def audit_sections(results: dict, scores: pd.DataFrame | None, *, heading: str =
                 f"{pre}Precision at realistic base rates",
                 [
                     "How often an accusation is right when only a fraction of the people checked are members "
-                    "(MATH.md 4). Under an eta-MIP certificate alone precision at low FPR is not bounded."
+                    "(docs/theory.md section 4). Under an eta-MIP certificate alone precision at low FPR is "
+                    "not bounded."
                 ],
                 [precision_table(results)],
                 [precision_figure(curves, base_rates)],

@@ -11,6 +11,7 @@ import pandas as pd
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from mipkit import __version__
+from mipkit._runfolder import atomic_write
 
 REPORT_FILE = "report.html"
 
@@ -79,8 +80,4 @@ def write_html_report(
 ) -> Path:
     """Write ``run_dir/report.html`` and return its path."""
     path = Path(run_dir) / REPORT_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".html.tmp")
-    tmp.write_text(render_html(title=title, summary=summary, sections=sections), encoding="utf-8")
-    tmp.replace(path)
-    return path
+    return atomic_write(path, render_html(title=title, summary=summary, sections=sections))

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -18,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from mipkit import __version__
+from mipkit._runfolder import atomic_write
 from mipkit._validation import MipkitValueError
 
 SCHEMA_VERSION = "1.0"
@@ -50,20 +49,10 @@ def to_jsonable(obj: Any) -> Any:
 
 
 def write_json_atomic(path: str | Path, payload: Any) -> Path:
-    """Write JSON to ``path`` through a temporary file and an atomic rename (no half-written file)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(to_jsonable(payload), fh, indent=2, sort_keys=False)
-            fh.write("\n")
-        os.chmod(tmp, 0o644)  # mkstemp creates 0600; results are meant to be shared
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    """Write JSON to ``path`` whole or not at all (:func:`mipkit._runfolder.atomic_write`: a unique temporary
+    in the same folder, fsync, rename)."""
+    text = json.dumps(to_jsonable(payload), indent=2, sort_keys=False) + "\n"
+    return atomic_write(path, text, mode=0o644)
 
 
 def write_results(run_dir: str | Path, results: dict, *, kind: str) -> Path:

@@ -1,51 +1,120 @@
-"""Audit released synthetic data: tables in, a results dict and a run folder out.
+"""Audit released synthetic data: tables in, a :class:`SyntheticAuditResult` and a run folder out.
 
 Three questions, each against a reference that tells what would happen anyway:
 
 1. *Does the synthetic data resemble its training records more than unseen records?* Unbiased
-   nearest-neighbour adversarial accuracy (Pedersen ch. 4.1) on (training, synthetic half 1) and
-   (holdout, synthetic half 2); privacy loss = ``AA_test - AA_train`` (:mod:`mipkit.metrics.nnaa`).
+   nearest-neighbour adversarial accuracy (Pedersen ch. 4.1; ``docs/theory.md`` section 6) on (training,
+   synthetic half 1) and (holdout, synthetic half 2); privacy loss = ``AA_test - AA_train``
+   (:mod:`mipkit.metrics.nnaa`).
 2. *Can an attacker tell training records from unseen ones by their distance to the closest synthetic
-   record?* The DCR attack with AUC, TPR at low FPR, precision at base rates and protection scores
-   (:mod:`mipkit.attacks.distance`).
-3. *Can an attacker infer a secret attribute beyond the non-member baseline?* Attribute inference with
-   precision, coverage and precision improvement (:mod:`mipkit.attacks.inference`).
+   record?* The DCR attack (:mod:`mipkit.attacks.distance`) measured by AUC, TPR at low FPR, precision at
+   base rates and protection scores (:mod:`mipkit.metrics.dcr`).
+3. *Can an attacker infer a secret attribute beyond the non-member baseline?* Attribute inference
+   (:mod:`mipkit.attacks.inference`) measured by precision, coverage and precision improvement
+   (:mod:`mipkit.metrics.inference`; ``docs/theory.md`` section 4).
 
 The unseen records ("non-members") are the ``holdout`` table when given, else the ``control`` table. Without
 either, the privacy loss and the DCR attack are not computed (the DCR baseline protection and the attribute
 inference against the non-member baseline still are).
 
-The run folder holds ``results.json`` (kind ``"audit-synthetic"``), ``scores.parquet`` (one row per audited
-record: its set, row, DCR and attack score), ``inference.parquet`` (one row per inference target and secret)
-and ``report.html``.
+The run folder (:meth:`SyntheticAuditResult.write`) holds ``results.json`` (kind ``"audit-synthetic"``),
+``scores.parquet`` (one row per audited record: its set, row, DCR and attack score), ``inference.parquet``
+(one row per inference target and secret) and ``report.html``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from mipkit._random import check_random_state, spawn_seeds
-from mipkit._validation import MipkitValueError, check_choice, check_positive_int
-from mipkit.attacks.distance import (
-    dcr_attack,
-    dcr_baseline_protection,
-    dcr_overfitting_protection,
-    distance_to_closest_record,
+from mipkit._validation import (
+    MipkitValueError,
+    check_choice,
+    check_interval,
+    check_positive_int,
+    check_probability,
 )
-from mipkit.attacks.inference import attribute_inference
-from mipkit.data.tables import check_tables, encode_euclidean, encode_mixed
-from mipkit.metrics.nnaa import privacy_loss
+from mipkit.attacks.distance import dcr_scores, distance_to_closest_record
+from mipkit.attacks.inference import attribute_inference_guesses
+from mipkit.data.tables import TableSchema, check_tables, encode_euclidean, encode_mixed
+from mipkit.metrics.dcr import dcr_attack, dcr_baseline_protection, dcr_overfitting_protection
+from mipkit.metrics.inference import InferenceResult, measure_inference
+from mipkit.metrics.nnaa import INTERVALS, privacy_loss
+from mipkit.workflows.synthetic_result import SyntheticAuditResult
+from mipkit.workflows.synthetic_verdict import VERDICT_METRICS
+
+__all__ = ["SyntheticAuditResult", "attribute_inference", "audit_synthetic"]
 
 ProgressFactory = Callable[[str, int], Callable[[int], None]]
 
 
 def _no_progress(description: str, total: int) -> Callable[[int], None]:
     return lambda n: None
+
+
+def table_fingerprint(df: pd.DataFrame) -> str:
+    """SHA-256 (first 16 hex digits) of a table's column names and cell values, row order included.
+
+    ``pandas.util.hash_pandas_object`` hashes each row (values and dtypes); the digest of those row hashes
+    and the column names identifies the audited table without revealing anything about its records.
+    """
+    h = hashlib.sha256("\x1f".join(map(str, df.columns)).encode())
+    h.update(pd.util.hash_pandas_object(df, index=False).to_numpy().tobytes())
+    return h.hexdigest()[:16]
+
+
+def _inference_family(inference: dict[str, InferenceResult], confidence: float) -> list[dict]:
+    """Every (secret, attack) pair's PI with its interval widened for the number of pairs (Bonferroni)."""
+    pairs = [(s, a) for s, r in inference.items() for a in r.attacks]
+    if not pairs:
+        return []
+    level = 1.0 - (1.0 - confidence) / len(pairs)
+    return [
+        {
+            "secret": s,
+            "attack": a,
+            "baseline": inference[s].baseline_of(a),
+            "value": inference[s].pi_of(a),
+            "ci_corrected": inference[s].pi_interval(a, level),
+            "level": level,
+        }
+        for s, a in pairs
+    ]
+
+
+def attribute_inference(
+    original: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    *,
+    secret: str,
+    schema: TableSchema,
+    confidence: float = 0.95,
+    **options,
+) -> InferenceResult:
+    """Attribute inference of ``secret`` against the non-member baseline: the attacks, then their measures.
+
+    :func:`mipkit.attacks.inference.attribute_inference_guesses` (which takes ``options``: ``known``,
+    ``control``, ``n_attacks``, ``tolerance``, ``attacks``, ``model_factory``, ``random_state``, ``n_jobs``,
+    ``non_member_baseline``) followed by :func:`mipkit.metrics.inference.measure_inference` at
+    ``confidence`` (precision, coverage, precision improvement at equal coverage, anonymeter's control-set
+    risk; Francis & Wagner, ``docs/theory.md`` section 4).
+    """
+    guesses = attribute_inference_guesses(original, synthetic, secret=secret, schema=schema, **options)
+    return measure_inference(guesses, confidence=confidence, random_state=options.get("random_state"))
+
+
+def _columns(schema: TableSchema, include_data_summary: bool) -> dict:
+    """The schema as recorded in ``results.json``: roles and level counts; values of real records (numeric
+    minimum and range) only when asked."""
+    cols = schema.to_dict()
+    if not include_data_summary:
+        cols = {k: v for k, v in cols.items() if k not in ("numeric_min", "numeric_range")}
+    return cols
 
 
 def audit_synthetic(
@@ -63,11 +132,17 @@ def audit_synthetic(
     max_dcr_rows: int | None = 50_000,
     max_protection_rows: int | None = 10_000,
     n_bootstrap: int = 1000,
+    nnaa_interval: str = "jackknife",
+    fail_above: float | None = None,
+    fail_metric: str = "privacy_loss",
+    confidence: float = 0.95,
+    sources: Mapping[str, object] | None = None,
+    include_data_summary: bool = False,
     random_state: int | None = 0,
     n_jobs: int = 2,
     progress: ProgressFactory | None = None,
-) -> dict:
-    """Run the synthetic-data audit and return a JSON-ready results dict.
+) -> SyntheticAuditResult:
+    """Run the synthetic-data audit.
 
     Parameters
     ----------
@@ -83,6 +158,8 @@ def audit_synthetic(
         Columns the attacker knows (default: all other columns).
     n_attacks : int
         Inference targets per secret.
+    tolerance : float
+        Numeric secrets: a guess is right within ``tolerance`` times the column's range.
     metric : {"mixed", "euclidean"}
         Distance for NNAA and DCR (attribute inference always uses the mixed distance).
     max_nnaa_rows : int, optional
@@ -92,10 +169,46 @@ def audit_synthetic(
     max_protection_rows : int, optional
         Cap on the synthetic records of the SDMetrics-style baseline / overfitting protection scores
         (medians and shares: 10,000 records pin them down to about +-0.01).
+    n_bootstrap : int
+        Replicates of the record bootstrap (``nnaa_interval="record-bootstrap"`` only).
+    nnaa_interval : {"jackknife", "record-bootstrap"}
+        Interval of the NNAA terms and the privacy loss: the delete-one jackknife with neighbours
+        recomputed (default, :mod:`mipkit.metrics.nnaa_intervals`), or the former record bootstrap with the
+        neighbour structure held fixed (too narrow; kept for comparison).
+    fail_above : float, optional
+        The policy: a finding when the interval of ``fail_metric`` lies above this value, a pass when it
+        lies at or below it, inconclusive otherwise (:mod:`mipkit.workflows.synthetic_verdict`). ``None``:
+        no verdict, measurements only.
+    fail_metric : {"privacy_loss", "dcr_auc", "inference_pi"}
+        The metric of the policy.
+    confidence : float
+        Level of the verdict's intervals (and of the inference intervals).
+    sources : mapping, optional
+        Where the tables came from (e.g. file names and their SHA-256), recorded in ``inputs``.
+    include_data_summary : bool
+        Also record the original's minimum and range of each numeric column in ``inputs["columns"]``. Off
+        by default: they are values of real records.
     random_state : int, optional
         Seed of every random step (splits, subsamples, bootstrap, target draws).
+    n_jobs : int
+        Threads of the neighbour searches.
+    progress : callable, optional
+        ``progress(description, total)`` returns a callback ``advance(n)`` for one stage.
+
+    Returns
+    -------
+    SyntheticAuditResult
+        ``to_dict()`` is the ``results.json`` payload, ``to_frame()`` one row per measure, ``write(run_dir)``
+        the run folder.
     """
     check_choice("metric", metric, ("mixed", "euclidean"), owner="audit_synthetic")
+    check_choice("nnaa_interval", nnaa_interval, INTERVALS, owner="audit_synthetic")
+    check_choice("fail_metric", fail_metric, VERDICT_METRICS, owner="audit_synthetic")
+    if fail_above is not None:
+        fail_above = check_interval(
+            "fail_above", fail_above, -1.0, 1.0, closed="both", owner="audit_synthetic"
+        )
+    confidence = check_probability("confidence", confidence, closed="neither", owner="audit_synthetic")
     n_attacks = check_positive_int("n_attacks", n_attacks, owner="audit_synthetic")
     progress = progress or _no_progress
     secrets = list(secrets)
@@ -118,43 +231,52 @@ def audit_synthetic(
 
     enc_orig, enc_syn = encode(original), encode(synthetic)
     enc_non = encode(nonmember) if nonmember is not None else None
-    results: dict = {
-        "inputs": {
-            "n_original": len(original),
-            "n_synthetic": len(synthetic),
-            "n_control": None if control is None else len(control),
-            "n_holdout": None if holdout is None else len(holdout),
-            "nonmember_set": nonmember_name if nonmember is not None else None,
-            "columns": schema.to_dict(),
-            "metric": metric,
-            "secrets": secrets,
-            "known": None if known is None else list(known),
-            "n_attacks": n_attacks,
-            "tolerance": tolerance,
-            "random_state": random_state,
-        }
+    inputs = {
+        "n_original": len(original),
+        "n_synthetic": len(synthetic),
+        "n_control": None if control is None else len(control),
+        "n_holdout": None if holdout is None else len(holdout),
+        "nonmember_set": nonmember_name if nonmember is not None else None,
+        "columns": _columns(schema, include_data_summary),
+        "fingerprints": {
+            name: table_fingerprint(df)
+            for name, df in (
+                ("original", original),
+                ("synthetic", synthetic),
+                ("control", control),
+                ("holdout", holdout),
+            )
+            if df is not None
+        },
+        "sources": dict(sources) if sources else None,
+        "confidence": confidence,
+        "metric": metric,
+        "secrets": secrets,
+        "known": None if known is None else list(known),
+        "n_attacks": n_attacks,
+        "tolerance": tolerance,
+        "random_state": random_state,
     }
 
     # 1. NNAA and privacy loss -------------------------------------------------------------------
     t0 = time.perf_counter()
+    nnaa = None
     if enc_non is not None:
         n_est = min(len(original), len(synthetic) // 2, len(nonmember))
         n_est = min(n_est, max_nnaa_rows) if max_nnaa_rows else n_est
-        adv = progress("NNAA (4 neighbour searches x 2)", 8 * n_est)
-        pl = privacy_loss(
+        nnaa = privacy_loss(
             enc_orig,
             enc_non,
             enc_syn,
             metric=metric,
             max_n=max_nnaa_rows,
+            interval=nnaa_interval,
             n_bootstrap=n_bootstrap,
+            confidence=confidence,
             random_state=seeds[0],
             n_jobs=n_jobs,
-            progress=adv,
+            progress=progress("NNAA (4 neighbour searches x 2)", 8 * n_est),
         )
-        results["nnaa"] = pl.to_dict()
-    else:
-        results["nnaa"] = {"train": None, "test": None, "privacy_loss": None, "note": "no holdout or control"}
     timings["nnaa"] = time.perf_counter() - t0
 
     # 2. DCR attack and protection scores -----------------------------------------------------------
@@ -173,15 +295,15 @@ def audit_synthetic(
     dcr_m = distance_to_closest_record(
         take(enc_orig, rows_m), enc_syn, metric=metric, n_jobs=n_jobs, progress=adv
     )
-    dcr: dict = {}
     score_frames = [pd.DataFrame({"set": "original", "row": rows_m, "member": 1, "dcr": dcr_m})]
+    attack = overfitting = baseline = None
     if enc_non is not None:
         dcr_h = distance_to_closest_record(
             take(enc_non, rows_h), enc_syn, metric=metric, n_jobs=n_jobs, progress=adv
         )
         score_frames.append(pd.DataFrame({"set": nonmember_name, "row": rows_h, "member": 0, "dcr": dcr_h}))
-        dcr.update(dcr_attack(dcr_m, dcr_h).to_dict())
-        dcr["overfitting_protection"] = dcr_overfitting_protection(
+        attack = dcr_attack(dcr_m, dcr_h)
+        overfitting = dcr_overfitting_protection(
             enc_orig,
             enc_non,
             enc_syn,
@@ -190,25 +312,20 @@ def audit_synthetic(
             n_jobs=n_jobs,
             max_rows=max_protection_rows,
         )
-    else:
-        dcr.update({"auc": None, "note": "no holdout or control: DCR attack not computed"})
-        dcr["dcr_median_members"] = float(np.median(dcr_m))
     if metric == "mixed":
-        dcr["baseline_protection"] = dcr_baseline_protection(
+        baseline = dcr_baseline_protection(
             enc_orig, enc_syn, random_state=seeds[3], n_jobs=n_jobs, max_rows=max_protection_rows
         )
-    results["dcr"] = dcr
     timings["dcr"] = time.perf_counter() - t0
     scores = pd.concat(score_frames, ignore_index=True)
-    scores["score"] = -scores["dcr"]
+    scores["score"] = dcr_scores(scores["dcr"].to_numpy())
 
     # 3. attribute inference -------------------------------------------------------------------------
     t0 = time.perf_counter()
-    inference: dict = {}
-    per_target = []
+    inference: dict[str, InferenceResult] = {}
     adv = progress("attribute inference", max(1, len(secrets)))
     for s, seed in zip(secrets, seeds[4:], strict=True):
-        res = attribute_inference(
+        inference[s] = attribute_inference(
             original,
             synthetic,
             secret=s,
@@ -217,68 +334,25 @@ def audit_synthetic(
             control=control,
             n_attacks=n_attacks,
             tolerance=tolerance,
+            confidence=confidence,
             random_state=seed,
             n_jobs=n_jobs,
         )
-        inference[s] = res.to_dict()
-        per_target.append(res.per_target.assign(secret=s))
         adv(1)
-    results["inference"] = inference
     timings["inference"] = time.perf_counter() - t0
-    results["timings_s"] = timings
-    results["_frames"] = {
-        "scores": scores,
-        "inference": pd.concat(per_target, ignore_index=True) if per_target else pd.DataFrame(),
-    }
-    return results
-
-
-def write_run(run_dir: str | Path, results: dict) -> Path:
-    """Write ``results.json``, ``scores.parquet``, ``inference.parquet`` and ``report.html``."""
-    from mipkit.report import write_html_report, write_results
-    from mipkit.report.synthetic_report import build
-
-    run = Path(run_dir)
-    run.mkdir(parents=True, exist_ok=True)
-    frames = results.get("_frames", {})
-    if "scores" in frames:
-        frames["scores"].to_parquet(run / "scores.parquet", index=False)
-    if "inference" in frames and len(frames["inference"]):
-        frames["inference"].to_parquet(run / "inference.parquet", index=False)
-    payload = {k: v for k, v in results.items() if k != "_frames"}
-    write_results(run, payload, kind="audit-synthetic")
-    title, summary, sections = build(run)
-    write_html_report(run, title=title, summary=summary, sections=sections)
-    return run
-
-
-def summary_for_json(results: dict) -> dict:
-    """The compact machine-readable summary printed by ``mipkit audit-synthetic --json``."""
-    nn = results["nnaa"]
-    dcr = results["dcr"]
-    return {
-        "nnaa": {
-            "train": nn.get("train"),
-            "test": nn.get("test"),
-            "privacy_loss": nn.get("privacy_loss"),
-            "privacy_loss_ci": (nn.get("bootstrap") or {}).get("privacy_loss_ci"),
-            "n": nn.get("n"),
-        },
-        "dcr": {
-            "auc": dcr.get("auc"),
-            "tpr_at_fpr": dcr.get("tpr_at_fpr"),
-            "protection": dcr.get("protection"),
-            "baseline_protection": (dcr.get("baseline_protection") or {}).get("score"),
-            "overfitting_protection": (dcr.get("overfitting_protection") or {}).get("score"),
-        },
-        "inference": {
-            s: {
-                "precision": r["precision"],
-                "coverage": r["coverage"],
-                "baseline_precision": r["baseline_precision"],
-                "precision_improvement": r["precision_improvement"],
-                **({"control_risk": r["control"]["risk"]["value"]} if r.get("control") else {}),
-            }
-            for s, r in results["inference"].items()
-        },
-    }
+    per_target = [r.per_target.assign(secret=s) for s, r in inference.items()]
+    family = _inference_family(inference, confidence)
+    policy = {"fail_above": fail_above, "metric": fail_metric, "confidence": confidence}
+    return SyntheticAuditResult(
+        policy=policy,
+        inference_family=family,
+        inputs=inputs,
+        nnaa=nnaa,
+        dcr_attack=attack,
+        overfitting_protection=overfitting,
+        baseline_protection=baseline,
+        inference=inference,
+        scores=scores,
+        inference_targets=pd.concat(per_target, ignore_index=True) if per_target else pd.DataFrame(),
+        timings_s=timings,
+    )

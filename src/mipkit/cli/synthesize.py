@@ -1,0 +1,129 @@
+"""``mipkit synthesize``: make private synthetic data with a certificate.
+
+``mipkit synthesize --data CSV --method dpwgan-gp|dpwgan-gp-scaled|aim|mst|ctgan (--epsilon E [--delta D] |
+--target-risk SPEC) --rows N --seed S --out DIR [--domain JSON] [--params JSON] [--json]`` writes
+``DIR/synthetic.csv`` and ``DIR/certificate.json`` (:func:`mipkit.workflows.synthesize.synthesize`). ``SPEC``
+names a risk target and its parameters: ``eta=0.05``, ``advantage=0.2``, ``tpr-at-fpr=0.05,fpr=0.01``,
+``success=0.3,baseline=0.2``, ``precision=0.6,base-rate=0.1,recall=0.5``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import typer
+
+__all__ = ["parse_target_risk", "register"]
+
+
+def parse_target_risk(spec: str) -> Any:
+    """``"tpr-at-fpr=0.05,fpr=0.01"`` -> ``TprAtFprTarget(fpr=0.01, value=0.05)`` (one-line errors)."""
+    from mipkit._validation import MipkitValueError
+    from mipkit.accounting import TARGETS, target_from_dict
+
+    items = [p.strip() for p in spec.split(",") if p.strip()]
+    pairs = []
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise MipkitValueError(f"--target-risk takes NAME=VALUE[,PARAM=VALUE...]. Got {spec!r}.")
+        try:
+            pairs.append((key.strip(), float(value)))
+        except ValueError:
+            raise MipkitValueError(f"--target-risk: {value!r} is not a number.") from None
+    if not pairs:
+        raise MipkitValueError("--target-risk is empty.")
+    name, value = pairs[0]
+    if name not in TARGETS:
+        raise MipkitValueError(f"--target-risk must start with one of {list(TARGETS)}. Got {name!r}.")
+    return target_from_dict({"name": name, "value": value, **{k.replace("-", "_"): v for k, v in pairs[1:]}})
+
+
+def _print_human(summary: dict, out: str, notes: list[str]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    t = Table(title=f"Synthetic data: {summary['method']}", title_justify="left")
+    t.add_column("quantity", style="bold")
+    t.add_column("value", justify="right")
+    t.add_row("rows", str(summary["rows"]))
+    t.add_row("time", f"{summary['seconds']:.1f} s")
+    cert = summary["certified"]
+    if cert["eta"] is None:
+        t.add_row("certified", "nothing (not differentially private)")
+    else:
+        t.add_row(f"epsilon ({summary['neighbours']}), delta", f"{summary['epsilon']:.4g}, {summary['delta']:g}")
+        t.add_row("certified MIP eta (replace-one)", f"{cert['eta']:.4f}")
+        t.add_row("certified advantage", f"{cert['advantage']:.4f}")
+        for fpr, tpr in cert["tpr_at_fpr"].items():
+            t.add_row(f"certified TPR at FPR {fpr}", f"{tpr:.4f}")
+    console.print(t)
+    for note in notes:
+        console.print(f"- {note}", highlight=False)
+    console.print(f"Wrote {out}/synthetic.csv and {out}/certificate.json", highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("synthesize")
+    def synthesize_cmd(
+        data: str = typer.Option(..., "--data", help="The private table (CSV/Parquet)."),
+        method: str = typer.Option(..., "--method", help="dpwgan-gp, dpwgan-gp-scaled, aim, mst or ctgan."),
+        epsilon: float = typer.Option(None, "--epsilon", help="Privacy budget epsilon > 0."),
+        delta: float = typer.Option(1e-5, "--delta", help="delta in (0, 1)."),
+        target_risk: str = typer.Option(
+            None, "--target-risk", help="A risk target instead of --epsilon, e.g. eta=0.05 or tpr-at-fpr=0.05,fpr=0.01."
+        ),
+        rows: int = typer.Option(None, "--rows", help="Synthetic records (default: as many as the data)."),
+        seed: int = typer.Option(0, "--seed", help="Random seed."),
+        domain: str = typer.Option(None, "--domain", help="JSON file with the public domain of the columns."),
+        params: str = typer.Option(None, "--params", help="Synthesizer options as JSON, e.g. '{\"n_generator\": 100}'."),
+        out: str = typer.Option(..., "--out", help="Output folder."),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+    ) -> None:
+        """Make private synthetic data: DP-WGAN-GP, AIM, MST or CTGAN, with a certificate of its privacy."""
+        from pathlib import Path
+
+        from mipkit._validation import MipkitValueError, check_choice
+        from mipkit.cli._progress import FitProgress
+        from mipkit.cli.options import parse_params
+        from mipkit.synthesize.peers import METHODS
+
+        check_choice("method", method, METHODS, owner="mipkit synthesize")
+        if epsilon is not None and not epsilon > 0:
+            raise MipkitValueError(f"--epsilon must be > 0. Got {epsilon:g}.")
+        if not 0 < delta < 1:
+            raise MipkitValueError(f"--delta must be in (0, 1). Got {delta:g}.")
+        if rows is not None and rows < 1:
+            raise MipkitValueError(f"--rows must be >= 1. Got {rows}.")
+        if epsilon is not None and target_risk is not None:
+            raise MipkitValueError("Give --epsilon or --target-risk, not both.")
+        if method != "ctgan" and epsilon is None and target_risk is None:
+            raise MipkitValueError(f"--method {method} needs --epsilon (with --delta) or --target-risk.")
+        target = parse_target_risk(target_risk) if target_risk is not None else None
+        options = parse_params(params)
+        dom = None
+        if domain is not None:
+            try:
+                dom = json.loads(Path(domain).read_text())
+            except json.JSONDecodeError as err:
+                raise MipkitValueError(f"--domain {domain} is not valid JSON: {err.msg}.") from None
+        from mipkit.data.io import read_table
+        from mipkit.workflows.synthesize import synthesize
+
+        table = read_table(data)
+        with FitProgress(f"{method}: training", enabled=not as_json) as bar:
+            try:
+                result = synthesize(
+                    table, method=method, epsilon=epsilon, delta=delta, target=target, rows=rows,
+                    domain=dom, random_state=seed, progress=bar, **options,
+                )  # fmt: skip
+            except TypeError as err:  # an unknown --params key
+                raise MipkitValueError(f"--params: {err}.") from None
+        result.write(out)
+        summary = {**result.summary(), "out": str(out)}
+        if as_json:
+            typer.echo(json.dumps(summary, allow_nan=False))
+        else:
+            _print_human(summary, out, list(result.certificate.notes))

@@ -1,0 +1,328 @@
+"""The public searches: :func:`kneighbors`, :func:`kneighbors_both_ways`, :func:`pairwise_distances`.
+
+Each search splits its query rows into blocks and runs them on threads with :func:`run_blocks` (NumPy and
+BLAS release the GIL); the per-block work lives in :mod:`~mipkit.data.neighbors.kernels` (exact blocked
+search) and :mod:`~mipkit.data.neighbors.screening` (screened search).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from joblib import Parallel, delayed
+from threadpoolctl import threadpool_limits
+
+from mipkit._validation import MipkitValueError, check_choice, check_positive_int
+from mipkit.data.neighbors import screening
+from mipkit.data.neighbors.kernels import Table, _n_rows, _take, check_pair, exact_matrix, make_kernel
+from mipkit.data.neighbors.topk import first_k, smallest_k
+from mipkit.data.tables import MixedArrays
+
+METRICS = ("mixed", "euclidean", "manhattan")
+ALGORITHMS = ("auto", "screened", "blocked", "kdtree")
+DEFAULT_BLOCK_BYTES = 256 * 2**20
+Progress = Callable[[int], None] | None  # called with the number of query rows finished after each block
+_MAX_TREE_COLUMNS = 10  # "auto" uses a KD-tree up to this many numeric columns
+
+
+def run_blocks(work: Callable[..., Any], blocks: Sequence[tuple], n_jobs: int) -> list:
+    """``[work(*b) for b in blocks]``, on up to ``n_jobs`` threads with single-threaded BLAS inside."""
+    if n_jobs == 1 or len(blocks) <= 1:
+        return [work(*b) for b in blocks]
+    with threadpool_limits(limits=1, user_api="blas"):
+        return Parallel(n_jobs=min(n_jobs, len(blocks)), prefer="threads")(delayed(work)(*b) for b in blocks)
+
+
+def pairwise_distances(a: Table, b: Table, *, metric: str = "mixed") -> np.ndarray:
+    """The full distance matrix between the rows of ``a`` and ``b`` (for small tables and tests).
+
+    Euclidean distances are computed exactly as ``sqrt(sum((a_i - b_j)^2))``, not by the matrix-product
+    shortcut, so ties in discrete data stay ties.
+    """
+    check_choice("metric", metric, METRICS, owner="pairwise_distances")
+    check_pair(a, b, metric)
+    return exact_matrix(a, b, metric)
+
+
+def _check_search(
+    owner: str, query: Table, reference: Table, metric: str, algorithm: str, k: int, n_jobs: int
+) -> tuple[int, int]:
+    """Validate the arguments shared by the searches; returns ``k`` and ``n_jobs`` as ints."""
+    check_choice("metric", metric, METRICS, owner=owner)
+    check_choice("algorithm", algorithm, ALGORITHMS, owner=owner)
+    k = check_positive_int("k", k, owner=owner)
+    n_jobs = check_positive_int("n_jobs", n_jobs, owner=owner)
+    check_pair(query, reference, metric)
+    return k, n_jobs
+
+
+def _tree_eligible(query: Table, reference: Table, metric: str) -> tuple[bool, int]:
+    """Whether a KD-tree can search these tables (numeric, complete), and the number of columns."""
+    if metric == "mixed":
+        ok = query.codes.shape[1] == 0 and not (
+            np.isnan(query.numeric).any() or np.isnan(reference.numeric).any()
+        )
+        return ok, query.numeric.shape[1]
+    return True, query.shape[1]
+
+
+def kneighbors(
+    query: Table,
+    reference: Table,
+    *,
+    k: int = 1,
+    metric: str = "mixed",
+    exclude_self: bool = False,
+    algorithm: str = "auto",
+    max_block_bytes: int = DEFAULT_BLOCK_BYTES,
+    n_jobs: int = 2,
+    progress: Progress = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Exact ``k`` nearest neighbours of each query row among the reference rows.
+
+    Parameters
+    ----------
+    query, reference : MixedArrays or ndarray
+        ``MixedArrays`` for ``metric="mixed"``, 2-D float arrays otherwise.
+    k : int
+        Number of neighbours (at most the number of reference rows, minus one with ``exclude_self``).
+    metric : {"mixed", "euclidean", "manhattan"}
+    exclude_self : bool
+        ``query`` is ``reference``: leave each row's own index out (leave-one-out).
+    algorithm : {"auto", "screened", "blocked", "kdtree"}
+        ``"auto"`` uses a KD-tree for numeric data of at most 10 columns without missing values, else the
+        screened search (float32 candidates, exact float64 decision, see :mod:`mipkit.data.neighbors`);
+        ``"blocked"`` is the plain exact blocked search.
+    max_block_bytes : int
+        Memory budget of the distance blocks held at once (all threads together).
+    n_jobs : int
+        Threads for the blocked search.
+    progress : callable, optional
+        Called with the number of query rows finished after each block.
+
+    Returns
+    -------
+    distances : ndarray of shape (n_query, k), ascending in each row
+    indices : ndarray of shape (n_query, k), int64 reference row indices
+    """
+    k, n_jobs = _check_search("kneighbors", query, reference, metric, algorithm, k, n_jobs)
+    n_q, n_r = _n_rows(query), _n_rows(reference)
+    if exclude_self and n_q != n_r:
+        raise MipkitValueError("exclude_self=True needs the query to be the reference (same number of rows).")
+    available = n_r - (1 if exclude_self else 0)
+    if k > available:
+        raise MipkitValueError(
+            f"The 'k' parameter of kneighbors must be at most {available} (reference rows"
+            f"{' minus self' if exclude_self else ''}). Got {k} instead."
+        )
+    if n_q == 0:
+        return np.empty((0, k)), np.empty((0, k), dtype=np.int64)
+    tree_ok, n_feat = _tree_eligible(query, reference, metric)
+    if algorithm == "kdtree" or (algorithm == "auto" and tree_ok and n_feat <= _MAX_TREE_COLUMNS):
+        if not tree_ok:
+            raise MipkitValueError("algorithm='kdtree' needs numeric data without missing values.")
+        return _tree_search(
+            query, reference, k=k, metric=metric, exclude_self=exclude_self, progress=progress
+        )
+    if algorithm in ("auto", "screened"):
+        return _screened_search(
+            query, reference, k=k, metric=metric, exclude_self=exclude_self, n_jobs=n_jobs, progress=progress
+        )
+    return _blocked_search(query, reference, k, metric, exclude_self, max_block_bytes, n_jobs, progress)
+
+
+def _stack(parts: list) -> tuple[np.ndarray, np.ndarray]:
+    """Stack the (distances, indices) of consecutive blocks."""
+    return np.vstack([p[0] for p in parts]), np.vstack([p[1] for p in parts]).astype(np.int64)
+
+
+def _blocked_search(
+    query: Table,
+    reference: Table,
+    k: int,
+    metric: str,
+    exclude_self: bool,
+    max_block_bytes: int,
+    n_jobs: int,
+    progress: Progress,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Exact search over blocks of query rows against all reference rows, each block under budget.
+
+    Euclidean blocks hold the proxy ``|r|^2 - 2 q.r``: the best ``k + 2`` candidates are recomputed
+    exactly; mixed and Manhattan blocks hold exact distances.
+    """
+    kernel = make_kernel(reference, metric)
+    n_q, n_r = _n_rows(query), _n_rows(reference)
+    per_row = 8 * max(n_r, 1) * 3  # the block, a temporary and the one-hot / product buffers
+    rows = int(max(1, min(4096, max_block_bytes // (per_row * max(n_jobs, 1)))))
+
+    def run(start: int):
+        q = _take(query, slice(start, start + rows))
+        d = kernel.block(q)
+        own = start + np.arange(d.shape[0])
+        if exclude_self:
+            d[np.arange(d.shape[0]), own] = np.inf
+        cand, dist = smallest_k(d, min(k + 2, d.shape[1]) if metric == "euclidean" else min(k, d.shape[1]))
+        if metric == "euclidean":  # the block held a proxy: recompute the candidates' distances exactly
+            dist = kernel.exact(q, cand)
+        if exclude_self:  # self can only be a candidate when there are too few other rows
+            dist[cand == own[:, None]] = np.inf
+        if progress is not None:
+            progress(min(rows, n_q - start))
+        return first_k(dist, cand, k)
+
+    return _stack(run_blocks(run, [(s,) for s in range(0, n_q, rows)], n_jobs))
+
+
+def _screened_search(
+    query: Table,
+    reference: Table,
+    *,
+    k: int,
+    metric: str,
+    exclude_self: bool,
+    n_jobs: int,
+    progress: Progress,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Screened search (:mod:`~mipkit.data.neighbors.screening`) of every query row: ``k + 2`` candidates,
+    then 4x and 16x more for rows whose margin test fails, then brute force."""
+    screen = screening.Screen(reference, metric)
+    n_q = _n_rows(query)
+    kk0 = k + (1 if exclude_self else 0) + 2
+    block = screening._SCREEN_ROWS
+
+    def run(start: int):
+        rows = np.arange(start, min(n_q, start + block))
+        dist, idx, ok = screening.decide_rows(screen, query, reference, rows, k, exclude_self, kk0)
+        kk = kk0
+        while not ok.all() and kk < 64:  # ties or near-ties at the margin: more candidates
+            kk *= 4
+            bad = np.flatnonzero(~ok)
+            d2, i2, ok2 = screening.decide_rows(screen, query, reference, rows[bad], k, exclude_self, kk)
+            dist[bad], idx[bad], ok[bad] = d2, i2, ok2
+        if not ok.all():
+            bad = np.flatnonzero(~ok)
+            dist[bad], idx[bad] = screening.exact_rows(screen, query, reference, rows[bad], k, exclude_self)
+        if progress is not None:
+            progress(len(rows))
+        return dist, idx
+
+    return _stack(run_blocks(run, [(s,) for s in range(0, n_q, block)], n_jobs))
+
+
+def _tree_search(
+    query: Table, reference: Table, *, k: int, metric: str, exclude_self: bool, progress: Progress
+) -> tuple[np.ndarray, np.ndarray]:
+    """scikit-learn's ``KDTree`` (Euclidean or L1) on complete numeric data; ``exclude_self`` drops each
+    row's own index (or, where a duplicate took its place, the last of the ``k + 1`` found)."""
+    from sklearn.neighbors import KDTree
+
+    q = query.numeric if isinstance(query, MixedArrays) else query
+    r = reference.numeric if isinstance(reference, MixedArrays) else reference
+    tree = KDTree(r, metric="euclidean" if metric == "euclidean" else "manhattan")
+    kk = k + 1 if exclude_self else k
+    dist, idx = tree.query(q, k=kk)
+    if exclude_self:
+        own = idx == np.arange(len(q))[:, None]
+        # drop own index where found, otherwise the last (a duplicate at the same distance took its place)
+        drop = np.where(own.any(axis=1), own.argmax(axis=1), kk - 1)
+        keep = np.ones_like(own)
+        keep[np.arange(len(q)), drop] = False
+        dist = dist[keep].reshape(len(q), k)
+        idx = idx[keep].reshape(len(q), k)
+    if progress is not None:
+        progress(len(q))
+    return dist, idx.astype(np.int64)
+
+
+def kneighbors_both_ways(
+    a: Table,
+    b: Table,
+    *,
+    k: int = 1,
+    metric: str = "mixed",
+    algorithm: str = "auto",
+    n_jobs: int = 2,
+    progress: Progress = None,
+) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """Exact ``k`` nearest neighbours of the rows of ``a`` in ``b`` AND of the rows of ``b`` in ``a``.
+
+    Equal to ``(kneighbors(a, b, k=k), kneighbors(b, a, k=k))`` (distances exactly, ties included) but with
+    one pass over the ``a x b`` float32 proxies instead of two: each block of proxies updates both the
+    candidates of its ``a`` rows (the ``k + 2`` smallest along the row) and those of its ``b`` rows (the
+    ``k + 2`` smallest down the column, kept with a running threshold so that a block costs one comparison
+    per entry once the candidates have settled). Both directions are then decided exactly in float64 and
+    proved complete as in :func:`kneighbors` (non-candidates have proxy >= the largest candidate proxy,
+    hence exact distance >= that minus the error bound of the pair); rows of either side whose test fails
+    are searched again by the one-way screened search (more candidates, then brute force).
+
+    Parameters
+    ----------
+    a, b : MixedArrays or ndarray
+    k : int
+        Number of neighbours in each direction (at most ``min(len(a), len(b))``).
+    metric : {"mixed", "euclidean", "manhattan"}
+    algorithm : {"auto", "screened", "blocked", "kdtree"}
+        ``"auto"`` and ``"screened"`` use the shared pass where :func:`kneighbors` would screen; a KD-tree
+        (``"auto"`` on few complete numeric columns, or ``"kdtree"``) and ``"blocked"`` run the two
+        directions separately.
+    n_jobs : int
+        Threads (the rows of ``a`` are split into ``n_jobs`` contiguous parts).
+    progress : callable, optional
+        Called with the number of ``a`` rows finished after each block.
+
+    Returns
+    -------
+    (dist_ab, idx_ab), (dist_ba, idx_ba) : ndarrays of shapes (len(a), k) and (len(b), k)
+        Ascending distances and int64 row indices into ``b`` and ``a`` respectively.
+    """
+    k, n_jobs = _check_search("kneighbors_both_ways", a, b, metric, algorithm, k, n_jobs)
+    n_a, n_b = _n_rows(a), _n_rows(b)
+    if k > min(n_a, n_b):
+        raise MipkitValueError(
+            f"The 'k' parameter of kneighbors_both_ways must be at most {min(n_a, n_b)} (rows of the smaller "
+            f"table). Got {k} instead."
+        )
+    tree_ok, n_feat = _tree_eligible(a, b, metric)
+    one_way = algorithm in ("kdtree", "blocked") or (
+        algorithm == "auto" and tree_ok and n_feat <= _MAX_TREE_COLUMNS
+    )
+    if one_way or n_a == 0 or n_b == 0:
+        kw = {"k": k, "metric": metric, "algorithm": algorithm, "n_jobs": n_jobs}
+        return kneighbors(a, b, progress=progress, **kw), kneighbors(b, a, **kw)
+    return _both_ways_screened(a, b, k=k, metric=metric, n_jobs=n_jobs, progress=progress)
+
+
+def _both_ways_screened(
+    A: Table, B: Table, *, k: int, metric: str, n_jobs: int, progress: Progress
+) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """One pass over the ``A x B`` proxies of a symmetric screen serves ``A -> B`` and ``B -> A``."""
+    screen = screening.Screen(B, metric, symmetric=True)
+    n_a, n_b = _n_rows(A), _n_rows(B)
+    kk_row, kk_col = min(k + 2, n_b), min(k + 2, n_a)
+    n_parts = max(1, min(n_jobs, -(-n_a // screening._SCREEN_ROWS)))
+    per = -(-n_a // n_parts)
+
+    def run(r0: int, r1: int):
+        return screening.both_ways_part(screen, A, B, r0, r1, k, metric, kk_row, kk_col, progress)
+
+    parts = run_blocks(run, [(r0, min(n_a, r0 + per)) for r0 in range(0, n_a, per)], n_jobs)
+    dist_ab, idx_ab = _stack(parts)
+    ok_ab = np.concatenate([p[2] for p in parts])
+    col_i = np.hstack([p[3] for p in parts])
+    col_p = np.hstack([p[4] for p in parts])
+    if col_i.shape[1] > kk_col:
+        o = np.argpartition(col_p, kk_col - 1, axis=1)[:, :kk_col]
+        col_i, col_p = np.take_along_axis(col_i, o, axis=1), np.take_along_axis(col_p, o, axis=1)
+    dist_ba, idx_ba, ok_ba = screening.decide_columns(screen, A, B, col_i, col_p, k, metric)
+    # rows whose margin test failed (ties or near-ties): the one-way screened search, which widens the
+    # candidate set and ends in brute force
+    for ok, q, r, d, i in ((ok_ab, A, B, dist_ab, idx_ab), (ok_ba, B, A, dist_ba, idx_ba)):
+        bad = np.flatnonzero(~ok)
+        if bad.size:
+            d[bad], i[bad] = _screened_search(
+                _take(q, bad), r, k=k, metric=metric, exclude_self=False, n_jobs=n_jobs, progress=None
+            )
+    return (dist_ab, idx_ab), (dist_ba, idx_ba)

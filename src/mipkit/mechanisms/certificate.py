@@ -1,0 +1,254 @@
+"""The MIP certificate: what a release guarantees, and the step from a spread to a noise law and its record.
+
+:func:`certify_noise` takes the spread of ``A`` over random halves (an a-priori ``sigma`` or the outputs of
+fits on halves, :mod:`mipkit.mechanisms.spread`), calibrates the noise (:func:`calibrate_noise`,
+docs/theory.md section 2), optionally compares it with DP noise for the same eta, and records all of it in a
+frozen :class:`MIPCertificate` that says whether the guarantee is a theorem for this release (``exact``) or
+rests on estimated sigma.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import numpy as np
+
+from mipkit._random import RandomState
+from mipkit._validation import MipkitValueError
+from mipkit.mechanisms.dp_noise import DPNoiseOption, dp_alternatives
+from mipkit.mechanisms.mip_calibration import CALIBRATIONS, MIPParams, calibrate_noise
+from mipkit.mechanisms.noise_samplers import NoiseLaw
+from mipkit.mechanisms.spread import estimate_spread
+
+__all__ = ["CalibratedNoise", "MIPCertificate", "certify_noise", "guarantee_text", "seed_of"]
+
+
+@dataclass(frozen=True)
+class MIPCertificate:
+    """What a MIP release guarantees and how much noise it took (frozen; ``to_dict`` for JSON).
+
+    Attributes
+    ----------
+    eta : float
+        The MIP target: attack accuracy ``<= 1/2 + eta``.
+    calibration : str
+        The MIP calibration asked for.
+    released_with : str
+        The noise actually added: the calibration, or a DP option when ``choose="smallest"`` picked one.
+    sigma : list of float
+        Per-coordinate spread (norm weights).
+    sigma_1 : float
+        Norm-level spread used (``E||theta - E theta||_{w,p}`` bound; 1 for a-priori weights and for
+        izzo2024).
+    sigma_source : str
+        ``"a-priori"`` or ``"estimated: B fits, bootstrap upper CB at conf"``.
+    exact : bool
+        True when the guarantee is a theorem for this release (a-priori sigma with a proven
+        calibration, or a DP option given a sensitivity bound); False when it rests on estimated sigma
+        or on the published izzo2024 sampler in ``d > 1``.
+    noise_scale : float
+        The law's scale parameter (``s`` or the Laplace radius scale ``c``).
+    noise_std : list of float
+        Per-coordinate standard deviation of the added noise, from the law.
+    noise_std_rms : float
+        Root-mean-square of ``noise_std`` (the quantity ``choose="smallest"`` compares).
+    seed : int or None
+    n_fits : int
+        Fits used to estimate sigma (0 with an a-priori sigma).
+    train_on : str
+    dim : int
+    guarantee : str
+        The statement in words.
+    dp_alternatives : list of dict or None
+        DP options for the same eta when a sensitivity was given.
+    """
+
+    eta: float
+    calibration: str
+    released_with: str
+    sigma: list[float]
+    sigma_1: float
+    sigma_source: str
+    exact: bool
+    noise_scale: float
+    noise_std: list[float]
+    noise_std_rms: float
+    seed: int | None
+    n_fits: int
+    train_on: str
+    dim: int
+    guarantee: str
+    noise_law: dict = field(default_factory=dict)
+    dp_alternatives: list[dict] | None = None
+
+    def to_dict(self) -> dict:
+        """All fields as a JSON-ready dict (:func:`dataclasses.asdict`)."""
+        return asdict(self)
+
+
+def _rms(x: np.ndarray) -> float:
+    """Root-mean-square ``sqrt(mean(x^2))``."""
+    return float(np.sqrt(np.mean(np.square(x))))
+
+
+def guarantee_text(eta: float, exact: bool, train_on: str, released_with: str, sigma_source: str) -> str:
+    """The certificate's statement in words: DP noise, exact MIP, or approximate MIP (estimated sigma).
+
+    The accuracy bound is ``1/2 + eta`` (Izzo et al., TMLR 2024, Def. 1); ``train_on`` says which pool the
+    guarantee refers to (the data passed, or a pool of which it is a random half).
+    """
+    acc = 0.5 + eta
+    if released_with not in CALIBRATIONS:
+        return (
+            f"DP noise ({released_with}): for every pool D and every record, no attacker guesses membership "
+            f"in the released half with accuracy above {acc:.4g} (DP implies MIP), provided the sensitivity "
+            "bound holds."
+        )
+    who = (
+        "the pool D = the data passed to fit (released model trained on a random half of it)"
+        if train_on == "half"
+        else "a pool D of which the data passed to fit is a uniformly random half"
+    )
+    if exact:
+        return (
+            f"Exact: eta-MIP with eta = {eta:g} w.r.t. {who}, given that sigma bounds the spread of the "
+            f"output over random halves of D: attack accuracy <= {acc:.4g}."
+        )
+    if released_with == "izzo2024":
+        return (
+            f"Approximate: Cor. 10 of Izzo et al. as published (Laplace radius, {sigma_source}); its proof "
+            "assumes an exp-norm density, which the Laplace radius gives only for d = 1. Target accuracy "
+            f"<= {acc:.4g} w.r.t. {who}."
+        )
+    return (
+        f"Approximate: eta-MIP with eta = {eta:g} w.r.t. {who} holds if the estimated sigma "
+        f"({sigma_source}) bounds the true spread; target accuracy <= {acc:.4g}."
+    )
+
+
+@dataclass(frozen=True)
+class CalibratedNoise:
+    """The noise law to add and the certificate that describes it."""
+
+    noise: NoiseLaw
+    certificate: MIPCertificate
+
+
+def seed_of(random_state: RandomState) -> int | None:
+    """The seed recorded in a certificate: ``random_state`` when it is an int, else None."""
+    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
+        return int(random_state)
+    return None
+
+
+def _spread_weights(sigma: Any, dim: int, owner: str) -> np.ndarray:
+    """An a-priori ``sigma`` (one number or ``dim`` numbers) as per-coordinate weights."""
+    w = np.asarray(sigma, dtype=float).ravel()
+    if w.size == 1:
+        w = np.full(dim, float(w[0]))
+    if w.size != dim:
+        raise MipkitValueError(
+            f"The 'sigma' parameter of {owner} has {w.size} entries but the output has {dim}."
+        )
+    if not np.all(np.isfinite(w)) or np.any(w < 0) or not np.any(w > 0):
+        raise MipkitValueError(f"The 'sigma' parameter of {owner} must be finite, >= 0 and not all 0.")
+    return w
+
+
+def certify_noise(
+    params: MIPParams,
+    *,
+    dim: int,
+    sigma: Any,
+    outputs: np.ndarray | None,
+    seed: int | None,
+    random_state: RandomState,
+    owner: str = "MIPNoise",
+) -> CalibratedNoise:
+    """From an a-priori sigma or fitted outputs to a noise law and its certificate.
+
+    With ``outputs`` (fits on random halves, shape ``(B, dim)``) the spread is estimated
+    (:func:`~mipkit.mechanisms.spread.estimate_spread`, bootstrap seeded by ``random_state``) and the
+    guarantee is approximate; otherwise ``sigma`` gives the weights with ``sigma_1 = 1`` and the guarantee is
+    exact for the mipkit calibrations (and for izzo2024 only when one coordinate is active). With a
+    ``sensitivity`` the DP options for the same eta are listed, and ``choose="smallest"`` adds whichever
+    noise has the least RMS per-coordinate standard deviation.
+
+    Parameters
+    ----------
+    params : MIPParams
+        Validated settings (:func:`~mipkit.mechanisms.mip_calibration.check_mip_params`): eta, calibration,
+        confidence, moment, norm order, sensitivity, choose, train_on.
+    dim : int
+        Length of the released vector.
+    sigma : float or array (dim,) or None
+        A-priori per-coordinate spread bounds (used when ``outputs`` is None).
+    outputs : ndarray (B, dim) or None
+        Outputs of fits on random halves (the spread is then estimated).
+    seed : int or None
+        The user's seed, recorded in the certificate.
+    random_state : int, Generator or None
+        Seeds the bootstrap of the spread estimate.
+    owner : str
+        The caller, named in errors.
+
+    Returns
+    -------
+    CalibratedNoise
+    """
+    eta, calibration, moment, norm_order = params.eta, params.calibration, params.moment, params.norm_order
+    confidence, sensitivity, train_on = params.confidence, params.sensitivity, params.train_on
+    if outputs is None:
+        w = _spread_weights(sigma, dim, owner)
+        sigma_1, n_fits, source = 1.0, 0, "a-priori"
+        exact = calibration != "izzo2024" or int(np.sum(w > 0)) == 1
+    else:
+        est = estimate_spread(
+            outputs,
+            calibration=calibration,
+            norm_order=norm_order,
+            moment=moment,
+            confidence=confidence,
+            random_state=random_state,
+        )
+        w, sigma_1, n_fits = est.weights, est.sigma_1_upper, est.n_fits
+        source = (
+            f"estimated: {n_fits} fits, bootstrap upper CB at {confidence:g}"
+            if confidence is not None
+            else f"estimated: {n_fits} fits, point estimate"
+        )
+        exact = False
+    noise = calibrate_noise(eta, calibration, w, sigma_1=sigma_1, moment=moment, norm_order=norm_order)
+    std = noise.coordinate_std()
+    released_with = calibration
+    alternatives = None
+    if sensitivity is not None:
+        options = dp_alternatives(eta, sensitivity, dim, sensitivity_norm=params.sensitivity_norm)
+        alternatives = [o.to_dict() for o in options]
+        if params.choose == "smallest":
+            best: DPNoiseOption = min(options, key=lambda o: o.coordinate_std)
+            if best.coordinate_std < _rms(std):
+                noise = best.noise_law()
+                std = noise.coordinate_std()
+                released_with, exact = best.name, True
+    cert = MIPCertificate(
+        eta=eta,
+        calibration=calibration,
+        released_with=released_with,
+        sigma=[float(v) for v in w],
+        sigma_1=float(sigma_1),
+        sigma_source=source,
+        exact=bool(exact),
+        noise_scale=float(noise.scale),
+        noise_std=[float(v) for v in std],
+        noise_std_rms=_rms(std),
+        seed=seed,
+        n_fits=int(n_fits),
+        train_on=train_on,
+        dim=int(dim),
+        guarantee=guarantee_text(eta, bool(exact), train_on, released_with, source),
+        noise_law=noise.to_dict(),
+        dp_alternatives=alternatives,
+    )
+    return CalibratedNoise(noise, cert)

@@ -1,0 +1,169 @@
+"""Intervals and estimates: proportions kept as raw counts, their exact and Wilson intervals, and the
+empirical MIP eta of hard guesses.
+
+This is a bottom layer: it imports only :mod:`mipkit._validation`, NumPy and SciPy, so that every other layer
+(metrics, attacks, mechanisms, workflows) can measure with it. Results keep the raw counts (successes,
+trials) and compute an interval only when asked, at the confidence asked for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from mipkit._validation import MipkitValueError, check_interval
+
+__all__ = ["EtaEstimate", "Proportion", "clopper_pearson", "eta_from_guesses", "wilson"]
+
+
+def _check_counts(successes: int, trials: int) -> None:
+    if trials < 1:
+        raise MipkitValueError(f"A proportion needs at least one trial. Got trials={trials}.")
+    if not 0 <= successes <= trials:
+        raise MipkitValueError(
+            f"successes must lie in [0, trials]. Got successes={successes}, trials={trials}."
+        )
+
+
+def clopper_pearson(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Exact (Clopper-Pearson) two-sided interval for a binomial proportion.
+
+    ``[B(a/2; x, n - x + 1), B(1 - a/2; x + 1, n - x)]`` with ``B`` the Beta quantile and
+    ``a = 1 - confidence`` (Clopper & Pearson, Biometrika 26, 1934); the ends are 0 and 1 when ``x = 0`` or
+    ``x = n``. Coverage is at least ``confidence`` for every true proportion.
+
+    Parameters
+    ----------
+    successes, trials : int
+        ``x`` and ``n``, with ``0 <= x <= n`` and ``n >= 1``.
+    confidence : float in (0, 1)
+
+    Returns
+    -------
+    (float, float)
+        Lower and upper end.
+    """
+    _check_counts(successes, trials)
+    a = 1.0 - check_interval("confidence", confidence, 0.0, 1.0, owner="clopper_pearson")
+    lo = 0.0 if successes == 0 else float(stats.beta.ppf(a / 2, successes, trials - successes + 1))
+    hi = 1.0 if successes == trials else float(stats.beta.ppf(1 - a / 2, successes + 1, trials - successes))
+    return lo, hi
+
+
+def wilson(successes: int, trials: int, confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval ``(p + z^2/2n +- z sqrt(p(1-p)/n + z^2/4n^2)) / (1 + z^2/n)``.
+
+    Wilson (JASA 22, 1927), with ``p = x/n`` and ``z`` the ``1 - a/2`` normal quantile; clipped to [0, 1].
+    Close to nominal coverage, not guaranteed above it (use :func:`clopper_pearson` for that).
+    """
+    _check_counts(successes, trials)
+    a = 1.0 - check_interval("confidence", confidence, 0.0, 1.0, owner="wilson")
+    z = float(stats.norm.ppf(1 - a / 2))
+    p = successes / trials
+    denom = 1 + z * z / trials
+    centre = (p + z * z / (2 * trials)) / denom
+    half = z * np.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denom
+    return float(max(0.0, centre - half)), float(min(1.0, centre + half))
+
+
+@dataclass(frozen=True)
+class Proportion:
+    """A measured proportion kept as raw counts; the interval is computed on demand.
+
+    Attributes
+    ----------
+    successes, trials : int
+        Raw counts.
+    method : str
+        ``"clopper-pearson"`` (exact) or ``"wilson"``.
+    """
+
+    successes: int
+    trials: int
+    method: str = "clopper-pearson"
+
+    def __post_init__(self) -> None:
+        _check_counts(self.successes, self.trials)
+        if self.method not in ("clopper-pearson", "wilson"):
+            raise MipkitValueError(
+                f"The 'method' parameter of Proportion must be 'clopper-pearson' or 'wilson'. "
+                f"Got {self.method!r} instead."
+            )
+
+    @property
+    def value(self) -> float:
+        """Point estimate ``successes / trials``."""
+        return self.successes / self.trials
+
+    def interval(self, confidence: float = 0.95) -> tuple[float, float]:
+        """Two-sided interval at ``confidence`` by :attr:`method`."""
+        fn = clopper_pearson if self.method == "clopper-pearson" else wilson
+        return fn(self.successes, self.trials, confidence)
+
+    def to_dict(self, confidence: float = 0.95) -> dict:
+        """``value``, ``ci``, ``confidence``, the raw counts and the method, JSON-able."""
+        lo, hi = self.interval(confidence)
+        return {
+            "value": self.value,
+            "ci": [lo, hi],
+            "confidence": confidence,
+            "successes": self.successes,
+            "trials": self.trials,
+            "method": self.method,
+        }
+
+
+@dataclass(frozen=True)
+class EtaEstimate:
+    """Empirical MIP eta of an attack on the membership game: accuracy - 1/2, with an exact interval.
+
+    The game draws each target as a member with probability 1/2; ``correct`` of ``trials`` guesses
+    were right. ``eta = correct/trials - 1/2`` estimates a lower bound on the release's MIP eta (Izzo
+    et al., Def. 1; docs/theory.md section 1); the interval is Clopper-Pearson on the accuracy, shifted
+    by 1/2.
+    """
+
+    correct: int
+    trials: int
+
+    @property
+    def accuracy(self) -> Proportion:
+        """The accuracy ``correct / trials`` as a :class:`Proportion` (Clopper-Pearson)."""
+        return Proportion(self.correct, self.trials, "clopper-pearson")
+
+    @property
+    def eta(self) -> float:
+        """``correct / trials - 1/2``."""
+        return self.accuracy.value - 0.5
+
+    def interval(self, confidence: float = 0.95) -> tuple[float, float]:
+        """Clopper-Pearson interval on the accuracy, minus 1/2."""
+        lo, hi = self.accuracy.interval(confidence)
+        return lo - 0.5, hi - 0.5
+
+    def to_dict(self, confidence: float = 0.95) -> dict:
+        """``eta``, ``eta_ci``, ``accuracy``, the raw counts and the confidence, JSON-able."""
+        lo, hi = self.interval(confidence)
+        return {
+            "eta": self.eta,
+            "eta_ci": [lo, hi],
+            "accuracy": self.accuracy.value,
+            "correct": self.correct,
+            "trials": self.trials,
+            "confidence": confidence,
+        }
+
+
+def eta_from_guesses(guesses: np.ndarray, labels: np.ndarray) -> EtaEstimate:
+    """Empirical eta from hard 0/1 guesses against true memberships: ``#{guess = label} / n - 1/2``.
+
+    The guesses must come from a rule fixed without looking at these labels (e.g. a threshold chosen on
+    other trials); otherwise the estimate is optimistic.
+    """
+    g = np.asarray(guesses).ravel().astype(int)
+    y = np.asarray(labels).ravel().astype(int)
+    if g.shape != y.shape:
+        raise MipkitValueError(f"guesses and labels differ in length: {g.shape[0]} vs {y.shape[0]}.")
+    return EtaEstimate(int(np.sum(g == y)), int(g.size))

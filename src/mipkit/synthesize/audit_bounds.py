@@ -1,0 +1,128 @@
+"""Certified bounds beside the measured risks of a synthetic-data audit (``audit-synthetic --certificate``).
+
+For a synthesizer with a certificate (:class:`~mipkit.synthesize.certificate.SynthesisCertificate`) and the
+audit of its output (:func:`mipkit.workflows.audit_synthetic.audit_synthetic`):
+
+* **DCR membership attack.** Training records against holdout records is a test of "record in against
+  record out", bounded by the add/remove curve: at every FPR ``alpha`` of the attack's ROC the TPR is at most
+  ``1 - f(alpha)`` (docs/theory.md section 3).
+* **Attribute inference.** With baseline success ``base`` (the non-member baseline precision), the unified
+  bound of Kulynych et al. (2025) caps the attack's success at ``1 - f(base)``.
+
+A measured value above its certified bound is a *violation*: the guarantee, the implementation or the audit
+is wrong, or the measurement is noisy. ``significant`` says whether the one-sided 95% Clopper-Pearson lower
+bound of the measured rate is above the certified bound too (sampling error alone is then unlikely).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from mipkit.synthesize.certificate import SynthesisCertificate, certificate_curve
+
+__all__ = ["certified_audit_bounds", "certified_roc_excess"]
+
+
+def _lower(successes: float, trials: float, level: float = 0.95) -> float:
+    """One-sided Clopper-Pearson lower bound of a binomial rate."""
+    if trials <= 0 or successes <= 0:
+        return 0.0
+    return float(stats.beta.ppf(1.0 - level, successes, trials - successes + 1))
+
+
+def certified_roc_excess(curve: Any, dcr_members: np.ndarray, dcr_nonmembers: np.ndarray) -> dict:
+    """Largest excess of the DCR attack's ROC (score ``-DCR``) over the certified ``1 - f(alpha)``."""
+    m = np.sort(np.asarray(dcr_members, dtype=float))
+    h = np.sort(np.asarray(dcr_nonmembers, dtype=float))
+    thresholds = np.unique(np.concatenate([m, h]))
+    tpr = np.searchsorted(m, thresholds, side="right") / m.size  # "member" when DCR <= threshold
+    fpr = np.searchsorted(h, thresholds, side="right") / h.size
+    bound = np.asarray(curve.tpr(np.clip(fpr, 0.0, 1.0)), dtype=float)
+    excess = tpr - bound
+    i = int(np.argmax(excess))
+    lo = _lower(tpr[i] * m.size, m.size)
+    return {
+        "max_excess": float(excess[i]),
+        "at_fpr": float(fpr[i]),
+        "tpr": float(tpr[i]),
+        "certified_tpr": float(bound[i]),
+        "violation": bool(excess[i] > 1e-12),
+        "significant": bool(lo > bound[i]),
+        "points": int(thresholds.size),
+    }
+
+
+def certified_audit_bounds(certificate: SynthesisCertificate, audit: Any) -> dict:
+    """The certified bounds of ``certificate`` beside the measured risks of ``audit``.
+
+    Parameters
+    ----------
+    certificate : SynthesisCertificate
+    audit : SyntheticAuditResult or dict
+        The audit (its ``to_dict()`` payload is enough; the full ROC needs the result object).
+
+    Returns
+    -------
+    dict
+        ``{"certified": bool, "dcr": {"tpr_at_fpr": {fpr: {"measured", "certified", "violation",
+        "significant"}}, "roc": {...}}, "inference": {secret: {"precision", "baseline_precision",
+        "certified_success", "violation", "significant"}}, "violations": [text, ...]}``.
+    """
+    if not certificate.certified:
+        return {"certified": False, "method": certificate.method, "dcr": {}, "inference": {}, "violations": []}
+    curve = certificate_curve(certificate, "add_remove")
+    res = audit.to_dict() if hasattr(audit, "to_dict") else dict(audit)
+    out: dict[str, Any] = {"certified": True, "method": certificate.method, "dcr": {}, "inference": {}}
+    violations: list[str] = []
+    dcr = res.get("dcr") or {}
+    n_members = dcr.get("n_members") or 0
+    table = {}
+    for key, measured in (dcr.get("tpr_at_fpr") or {}).items():
+        if measured is None:
+            continue
+        bound = float(curve.tpr(float(key)))
+        lo = _lower(float(measured) * n_members, n_members)
+        row = {
+            "measured": float(measured),
+            "certified": bound,
+            "violation": bool(measured > bound + 1e-12),
+            "significant": bool(lo > bound),
+        }
+        table[key] = row
+        if row["violation"]:
+            violations.append(f"DCR attack TPR {measured:.4f} at FPR {key} is above the certified {bound:.4f}")
+    out["dcr"]["tpr_at_fpr"] = table
+    attack = getattr(audit, "dcr_attack", None)
+    if attack is not None:
+        roc = certified_roc_excess(curve, attack.dcr_members, attack.dcr_nonmembers)
+        out["dcr"]["roc"] = roc
+        if roc["violation"] and not any("DCR" in v for v in violations):
+            violations.append(
+                f"DCR attack ROC reaches TPR {roc['tpr']:.4f} at FPR {roc['at_fpr']:.4g}, above the certified "
+                f"{roc['certified_tpr']:.4f}"
+            )
+    for secret, r in (res.get("inference") or {}).items():
+        base, prec = r.get("baseline_precision"), r.get("precision")
+        if base is None or prec is None:
+            continue
+        bound = float(curve.tpr(min(max(float(base), 0.0), 1.0)))
+        ci = r.get("precision_ci") or [None, None]
+        lo = ci[0] if ci and ci[0] is not None else prec
+        row = {
+            "precision": float(prec),
+            "baseline_precision": float(base),
+            "certified_success": bound,
+            "violation": bool(prec > bound + 1e-12),
+            "significant": bool(lo > bound),
+        }
+        out["inference"][secret] = row
+        if row["violation"]:
+            violations.append(
+                f"attribute inference of {secret!r}: precision {prec:.4f} is above the certified {bound:.4f} "
+                f"(baseline {base:.4f})"
+            )
+    out["violations"] = violations
+    return out

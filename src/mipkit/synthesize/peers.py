@@ -1,0 +1,160 @@
+"""The synthesizers ``mipkit synthesize`` offers, behind one constructor.
+
+=====================  ==========================================================  =========================
+``method``             what                                                        needs
+=====================  ==========================================================  =========================
+``dpwgan-gp``          :class:`~mipkit.synthesize.dpwgan.DPWGANGP`, spherical noise  ``torch`` extra
+``dpwgan-gp-scaled``   the same with the centre-and-scale noise (Thm 3.1.2)          ``torch`` extra
+``aim``, ``mst``       :mod:`mipkit.synthesize.peers_mbi` (private-pgm's ``mbi``)   ``synth`` extra
+``ctgan``              CTGAN (Xu et al. 2019) from ``ctgan``: NOT private            ``synth`` extra
+=====================  ==========================================================  =========================
+
+DP-CTGAN and PATE-CTGAN (``smartnoise-synth``) pin their own torch and pandas and cannot share an
+environment with the ``synth`` extra; the benchmarks run them in a separate virtual environment.
+
+Every synthesizer has ``fit(table)``, ``sample(n_rows)`` and, once fitted, ``certificate_``
+(:class:`~mipkit.synthesize.certificate.SynthesisCertificate`). A risk target instead of ``epsilon``
+calibrates DP-WGAN-GP's noise directly; for AIM and MST it is turned into the largest ``epsilon`` (at
+``delta``) whose ``(epsilon, delta)``-DP curve meets it (replace-one for an eta target).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mipkit._random import check_random_state
+from mipkit._validation import MipkitValueError, check_choice
+from mipkit.synthesize._torch import require
+from mipkit.synthesize.preprocess import MISSING
+
+__all__ = ["METHODS", "CTGANSynthesizer", "epsilon_for_target", "make_synthesizer"]
+
+METHODS: tuple[str, ...] = ("dpwgan-gp", "dpwgan-gp-scaled", "aim", "mst", "ctgan")
+
+
+def epsilon_for_target(target: Any, delta: float) -> float:
+    """Largest epsilon whose ``(epsilon, delta)``-DP curve meets ``target`` (replace-one for eta: group
+    privacy ``(2 eps, (1 + e^eps) delta)``, docs/theory.md section 3)."""
+    from scipy import optimize
+
+    from mipkit.accounting import ApproxDP, EtaTarget, tradeoff_curve
+
+    def risk(eps: float) -> float:
+        if isinstance(target, EtaTarget):
+            rec = ApproxDP(2.0 * eps, min((1.0 + math.exp(eps)) * delta, 1.0 - 1e-12))
+        else:
+            rec = ApproxDP(eps, delta)
+        return float(target.risk(tradeoff_curve(rec))) - float(target.value)
+
+    if risk(1e-6) > 0:
+        raise MipkitValueError(
+            f"The {target.name!r} target {target.value:g} cannot be met at delta {delta:g} by any epsilon."
+        )
+    hi = 1.0
+    while risk(hi) <= 0 and hi < 1e3:
+        hi *= 2.0
+    if risk(hi) <= 0:
+        return hi
+    eps = optimize.brentq(risk, 1e-6, hi, xtol=1e-10)
+    while risk(eps) > 0:  # safe side of the root
+        eps *= 1.0 - 1e-9
+    return float(eps)
+
+
+class CTGANSynthesizer:
+    """CTGAN (Xu, Skoularidou, Cuesta-Infante & Veeramachaneni, NeurIPS 2019) from the ``ctgan`` package.
+
+    Not differentially private: its certificate certifies nothing. Missing categorical values become a
+    category of their own and come back as missing.
+    """
+
+    method = "ctgan"
+
+    def __init__(self, *, epochs: int = 100, batch_size: int = 500, random_state: int | None = 0, progress: Any = None) -> None:
+        self.epochs, self.batch_size, self.random_state, self.progress = int(epochs), int(batch_size), random_state, progress
+
+    def fit(self, data: pd.DataFrame) -> CTGANSynthesizer:
+        ctgan = require("ctgan", extra="synth", what="CTGAN")
+        import torch
+
+        from mipkit.synthesize.certificate import uncertified
+
+        seed = int(check_random_state(self.random_state).integers(2**31))
+        torch.manual_seed(seed)
+        np.random.seed(seed % 2**32)  # ctgan draws from the global NumPy generator
+        table = data.copy()
+        self.discrete_ = [c for c in table.columns if not pd.api.types.is_numeric_dtype(table[c])]
+        self.dtypes_ = table.dtypes
+        for c in self.discrete_:
+            table[c] = table[c].astype(object).where(table[c].notna(), MISSING).astype(str)
+        self.model_ = ctgan.CTGAN(epochs=self.epochs, batch_size=self.batch_size, verbose=False)
+        self.model_.fit(table, discrete_columns=self.discrete_)
+        self.certificate_ = uncertified("ctgan", details={"epochs": self.epochs, "batch_size": self.batch_size})
+        if self.progress is not None:
+            self.progress(1, 1)
+        return self
+
+    def sample(self, n_rows: int, *, random_state: int | None = None) -> pd.DataFrame:
+        import torch
+
+        seed = int(check_random_state(self.random_state if random_state is None else random_state).integers(2**31))
+        torch.manual_seed(seed)
+        np.random.seed(seed % 2**32)
+        out = self.model_.sample(int(n_rows))
+        for c in self.discrete_:
+            out[c] = out[c].astype(object).where(out[c].astype(str) != MISSING, None)
+        for c in out.columns:
+            if c not in self.discrete_ and pd.api.types.is_integer_dtype(self.dtypes_[c]):
+                out[c] = np.rint(out[c]).astype(self.dtypes_[c])
+        return out
+
+
+def make_synthesizer(
+    method: str,
+    *,
+    epsilon: float | None = None,
+    delta: float = 1e-5,
+    target: Any = None,
+    domain: dict | None = None,
+    random_state: int | None = 0,
+    progress: Any = None,
+    **options: Any,
+) -> Any:
+    """The synthesizer of ``method`` (module table), unfitted.
+
+    Parameters
+    ----------
+    method : str
+        One of :data:`METHODS`.
+    epsilon, delta : float
+        The privacy budget (``epsilon`` defaults to 3 when no ``target`` is given; ignored by ``ctgan``).
+    target : RiskTarget, optional
+        Any mipkit risk target instead of ``epsilon``.
+    domain : dict, optional
+        Public column domain (:class:`~mipkit.synthesize.preprocess.TabularEncoder`).
+    **options
+        Passed to the synthesizer (e.g. ``n_generator`` for DP-WGAN-GP, ``max_rounds`` for AIM, ``epochs``
+        for CTGAN).
+    """
+    method = check_choice("method", method, METHODS, owner="make_synthesizer")
+    if target is not None and epsilon is not None:
+        raise MipkitValueError("Give either an epsilon or a risk target, not both.")
+    if method.startswith("dpwgan-gp"):
+        from mipkit.synthesize.dpwgan import DPWGANGP
+
+        shape = "scaled" if method == "dpwgan-gp-scaled" else "spherical"
+        return DPWGANGP(
+            epsilon=epsilon, delta=delta, target=target, noise_shape=shape, domain=domain,
+            random_state=random_state, progress=progress, **options,
+        )  # fmt: skip
+    if method == "ctgan":
+        return CTGANSynthesizer(random_state=random_state, progress=progress, **options)
+    from mipkit.synthesize.peers_mbi import AIMSynthesizer, MSTSynthesizer
+
+    eps = epsilon_for_target(target, delta) if target is not None else (3.0 if epsilon is None else float(epsilon))
+    cls = AIMSynthesizer if method == "aim" else MSTSynthesizer
+    return cls(epsilon=eps, delta=delta, domain=domain, random_state=random_state, progress=progress, **options)

@@ -1,0 +1,318 @@
+"""Training many ReLU networks of one shape at once with ``torch.func`` (SGD or DP-SGD), one RNG per model.
+
+All models of a stack share the layer sizes and hyper-parameters; each has its own rows, soft targets and
+seed. Model ``m`` owns a ``torch.Generator`` seeded with its seed, which draws, in this order: the
+initial weights (layer by layer, Glorot-uniform ``U(-b, b)``, ``b = sqrt(6 / (fan_in + fan_out))``, biases
+0: the default of Keras ``Dense``, which the thesis's TensorFlow Privacy code used), then its whole batch
+schedule (a permutation per epoch for SGD; a ``(steps, n)`` matrix of uniforms for DP-SGD's Poisson
+sampling), then, at every DP-SGD step, one flat vector of Gaussian noise for all parameters. Nothing of
+model ``m`` depends on the other models of the stack, so a model trained in a stack equals the model
+trained alone up to the rounding of batched matrix products (see ``docs/defences.md``).
+
+DP-SGD step (Abadi et al. 2016, as Opacus implements it; docs/theory.md section 7 for the defence it serves):
+with Poisson sampling at rate ``q``, per-sample gradients ``g_i`` of the soft cross-entropy, clip factors
+``min(1, c / (|g_i| + 1e-6))`` (Opacus's formula, ``|.|`` the norm over all parameters),
+
+    theta <- theta - lr * ( (sum_i clip_i g_i + N(0, (sigma c)^2 I)) / (q n) + weight_decay * theta ).
+
+The clipped sum is computed without forming the ``g_i`` (:func:`clipped_gradient_sum`); the direct
+``vmap(grad)`` per-sample gradients (:func:`per_sample_gradients`) are 2-3x slower here and serve as the
+reference in the tests.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from mipkit._validation import MipkitValueError
+
+__all__ = [
+    "StackResult",
+    "TrainSettings",
+    "clipped_gradient_sum",
+    "per_sample_gradients",
+    "train_stack",
+]
+
+CLIP_EPS = 1e-6
+"""Added to the per-sample norm in the clip factor, as Opacus does."""
+
+
+@dataclass(frozen=True)
+class TrainSettings:
+    """Hyper-parameters shared by every model of a stack."""
+
+    hidden: tuple[int, ...]
+    epochs: int
+    learning_rate: float
+    batch_size: int
+    weight_decay: float
+    noise_multiplier: float | None
+    max_grad_norm: float | None
+    n_threads: int | None
+    dataset_size: int | None = None
+    """DP-SGD only: the public row count ``N`` behind ``q = batch_size / N``, the steps and the divisor
+    ``q N`` (None: each model's own row count)."""
+
+    @property
+    def private(self) -> bool:
+        return self.max_grad_norm is not None
+
+
+@dataclass
+class StackResult:
+    """Per model: parameters ``[W0 (out, in), b0, W1, b1, ...]`` as float32 arrays, and what ran."""
+
+    params: list[list[np.ndarray]]
+    steps: list[int]
+    sample_rate: list[float | None]
+    expected_batch_size: list[float]
+
+
+def _import_torch() -> Any:
+    try:
+        import torch
+    except ImportError:
+        raise MipkitValueError(
+            "TorchMLPClassifier needs the 'torch' extra: pip install mipkit[torch]"
+        ) from None
+    return torch
+
+
+def forward(params, x):
+    """Logits of a ReLU network with parameters ``(W0, b0, W1, b1, ...)`` (``W`` of shape (out, in))."""
+    torch = _import_torch()
+    h = x
+    n_layers = len(params) // 2
+    for layer in range(n_layers):
+        h = h @ params[2 * layer].T + params[2 * layer + 1]
+        if layer < n_layers - 1:
+            h = torch.relu(h)
+    return h
+
+
+def _soft_ce(logits, target):
+    torch = _import_torch()
+    return -(target * torch.log_softmax(logits, dim=-1)).sum(-1)
+
+
+def _sample_loss(params, x, y):
+    return _soft_ce(forward(params, x[None, :])[0], y)
+
+
+def _batch_loss(params, x, y, mask):
+    torch = _import_torch()
+    return (mask * _soft_ce(forward(params, x), y)).sum() / torch.clamp(mask.sum(), min=1.0)
+
+
+def _tapped_loss(taps, params, x, y, mask):
+    """Summed loss of a batch with a zero ``tap`` added to every layer's pre-activation.
+
+    The gradient with respect to ``taps[l]`` (shape (B, width_l)) is, row by row, each sample's gradient
+    with respect to its own pre-activation of layer ``l`` (its loss depends on no other row); the layer
+    inputs are returned as auxiliary output.
+    """
+    torch = _import_torch()
+    h = x
+    inputs = []
+    n_layers = len(params) // 2
+    for layer in range(n_layers):
+        inputs.append(h)
+        h = h @ params[2 * layer].T + params[2 * layer + 1] + taps[layer]
+        if layer < n_layers - 1:
+            h = torch.relu(h)
+    return (mask * _soft_ce(h, y)).sum(), inputs
+
+
+def per_sample_gradients(params, x, y):
+    """Per-sample gradients ``(M, B, *shape)`` of a stack of networks: ``vmap`` over models of ``vmap`` over
+    samples of ``grad`` (the direct definition; the trainer uses :func:`clipped_gradient_sum`)."""
+    from torch.func import grad, vmap
+
+    return vmap(vmap(grad(_sample_loss), in_dims=(None, 0, 0)), in_dims=(0, 0, 0))(tuple(params), x, y)
+
+
+def clipped_gradient_sum(params, x, y, mask, *, max_grad_norm: float):
+    """``sum_i min(1, c / (|g_i| + 1e-6)) g_i`` for a stack of networks, without forming the ``g_i``.
+
+    For a linear layer ``z = W a + b`` the per-sample gradients are ``delta_i a_i^T`` and ``delta_i``, with
+    ``delta_i = dloss_i/dz_i``; so ``|g_i|^2 = sum_l |delta_il|^2 (|a_il|^2 + 1)`` (Goodfellow 2015; "ghost
+    clipping") and the clipped sum of layer ``l`` is ``(c * delta_l)^T a_l``. The ``delta`` come from
+    ``torch.func.grad`` with respect to zero taps on the pre-activations (:func:`_tapped_loss`), ``vmap``-ed
+    over the models, in one backward pass. Equal (up to rounding) to clipping the gradients of
+    :func:`per_sample_gradients` as Opacus does.
+
+    Parameters
+    ----------
+    params : sequence of tensors (M, *shape)
+    x : tensor (M, B, d)
+    y : tensor (M, B, C)
+        Soft targets.
+    mask : tensor (M, B)
+        1 for the rows of each model's batch, 0 for padding.
+    max_grad_norm : float
+
+    Returns
+    -------
+    sums : list of tensors (M, *shape)
+    norms : tensor (M, B)
+        Per-sample gradient norms (0 for padding).
+    """
+    torch = _import_torch()
+    from torch.func import grad, vmap
+
+    widths = [p.shape[1] for p in params[0::2]]
+    M, B = x.shape[0], x.shape[1]
+    taps = tuple(torch.zeros((M, B, w)) for w in widths)
+    deltas, inputs = vmap(grad(_tapped_loss, has_aux=True), in_dims=(0, 0, 0, 0, 0))(
+        taps, tuple(params), x, y, mask
+    )
+    squared = torch.zeros((M, B))
+    for delta, a in zip(deltas, inputs, strict=True):
+        squared = squared + (delta * delta).sum(-1) * ((a * a).sum(-1) + 1.0)
+    norms = torch.sqrt(squared)
+    factor = (max_grad_norm / (norms + CLIP_EPS)).clamp(max=1.0) * mask
+    sums = []
+    for delta, a in zip(deltas, inputs, strict=True):
+        weighted = delta * factor[:, :, None]
+        sums.append(torch.bmm(weighted.transpose(1, 2), a))
+        sums.append(weighted.sum(1))
+    return sums, norms
+
+
+def _init_params(torch, dims: list[int], generator) -> list:
+    params = []
+    for fan_in, fan_out in zip(dims[:-1], dims[1:], strict=True):
+        bound = math.sqrt(6.0 / (fan_in + fan_out))
+        params.append((torch.rand((fan_out, fan_in), generator=generator) * 2 - 1) * bound)
+        params.append(torch.zeros((fan_out,)))
+    return params
+
+
+def _schedule(torch, gen, n: int, steps: int, settings: TrainSettings, rate: float | None):
+    """Model ``m``'s batches for the whole run, drawn from its generator right after the initialisation.
+
+    DP-SGD: a ``(steps, n)`` matrix of uniforms, ``U < q`` selecting each step's Poisson batch. SGD: one
+    permutation per epoch, cut into consecutive batches of ``batch_size`` (the last one may be smaller).
+    Returns ``(rows, valid)`` as lists over steps of row-index tensors.
+    """
+    if settings.private:
+        chosen = torch.rand((steps, n), generator=gen) < rate
+        return [torch.nonzero(row).flatten() for row in chosen]
+    bs = int(settings.batch_size)
+    per_epoch = math.ceil(n / bs)
+    out = []
+    for _ in range(settings.epochs):
+        order = torch.randperm(n, generator=gen)
+        out += [order[k * bs : (k + 1) * bs] for k in range(per_epoch)]
+    return out
+
+
+def _batches(torch, schedules: list, t: int):
+    """Row indices ``(M, B)`` and mask ``(M, B)`` of step ``t`` (models without a step ``t`` get none)."""
+    rows = [sched[t] if t < len(sched) else sched[0][:0] for sched in schedules]
+    counts = torch.tensor([int(r.numel()) for r in rows])
+    width = max(1, int(counts.max()))
+    idx = torch.zeros((len(rows), width), dtype=torch.long)
+    for m, r in enumerate(rows):
+        idx[m, : r.numel()] = r
+    mask = (torch.arange(width)[None, :] < counts[:, None]).to(torch.float32)
+    return idx, mask
+
+
+def train_stack(
+    Xs: list[np.ndarray], Ys: list[np.ndarray], seeds: list[int], settings: TrainSettings
+) -> StackResult:
+    """Train one network per ``(Xs[m], Ys[m], seeds[m])``, all in one vectorised loop.
+
+    Model ``m``'s generator draws its initial weights, then its whole batch schedule
+    (:func:`_schedule`), then, at every DP-SGD step, one flat vector of ``N(0, (sigma c)^2)`` noise for all
+    parameters (in parameter order).
+
+    Parameters
+    ----------
+    Xs : list of float arrays (n_m, d)
+    Ys : list of soft targets (n_m, C), rows summing to 1
+    seeds : list of int
+    settings : TrainSettings
+
+    Returns
+    -------
+    StackResult
+    """
+    torch = _import_torch()
+    from torch.func import grad, vmap
+
+    M = len(Xs)
+    d, n_classes = Xs[0].shape[1], Ys[0].shape[1]
+    sizes = [int(x.shape[0]) for x in Xs]
+    n_max = max(sizes)
+    bs = int(settings.batch_size)
+    base = [(settings.dataset_size or n) if settings.private else n for n in sizes]
+    per_epoch = [math.ceil(n / bs) for n in base]
+    rates = [min(1.0, bs / n) if settings.private else None for n in base]
+    steps = [settings.epochs * k for k in per_epoch]
+    expected = [r * n if r is not None else float(min(bs, n)) for r, n in zip(rates, base, strict=True)]
+    dims = [d, *settings.hidden, n_classes]
+
+    previous_threads = torch.get_num_threads()
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    try:
+        if settings.n_threads is not None:
+            torch.set_num_threads(int(settings.n_threads))
+        torch.use_deterministic_algorithms(True)
+        gens = [torch.Generator().manual_seed(int(s)) for s in seeds]
+        per_model = [_init_params(torch, dims, g) for g in gens]
+        schedules = [
+            _schedule(torch, g, n, k, settings, r)
+            for g, n, k, r in zip(gens, sizes, steps, rates, strict=True)
+        ]
+        params = [torch.stack([p[j] for p in per_model]) for j in range(len(per_model[0]))]
+        shapes = [tuple(p.shape[1:]) for p in params]
+        numels = [math.prod(sh) for sh in shapes]
+        X_pad = torch.zeros((M, n_max, d))
+        Y_pad = torch.zeros((M, n_max, n_classes))
+        for m in range(M):
+            X_pad[m, : sizes[m]] = torch.from_numpy(np.asarray(Xs[m], dtype=np.float32))
+            Y_pad[m, : sizes[m]] = torch.from_numpy(np.asarray(Ys[m], dtype=np.float32))
+        model_index = torch.arange(M)[:, None]
+        exp_bs = torch.tensor(expected, dtype=torch.float32)
+        lr, wd = float(settings.learning_rate), float(settings.weight_decay)
+        clip = None if settings.max_grad_norm is None else float(settings.max_grad_norm)
+        sd = float(settings.noise_multiplier or 0.0) * (clip or 0.0)
+        batch_grad = vmap(grad(_batch_loss), in_dims=(0, 0, 0, 0))
+        for t in range(max(steps)):
+            active = [t < k for k in steps]
+            idx, mask = _batches(torch, schedules, t)
+            xb, yb = X_pad[model_index, idx], Y_pad[model_index, idx]
+            if settings.private:
+                sums, _ = clipped_gradient_sum(params, xb, yb, mask, max_grad_norm=clip)
+                noise = torch.zeros((M, sum(numels)))
+                if sd > 0:
+                    for m in range(M):
+                        if active[m]:
+                            noise[m] = torch.normal(0.0, sd, size=(sum(numels),), generator=gens[m])
+                parts = torch.split(noise, numels, dim=1)
+                step = [
+                    (sums[j] + parts[j].reshape((M, *shapes[j])))
+                    / exp_bs.reshape((-1,) + (1,) * len(shapes[j]))
+                    for j in range(len(params))
+                ]
+            else:
+                step = list(batch_grad(tuple(params), xb, yb, mask))
+            everyone = all(active)
+            on = torch.tensor(active)
+            for j, p in enumerate(params):
+                moved = p - lr * (step[j] + wd * p)
+                params[j] = (
+                    moved if everyone else torch.where(on.reshape((-1,) + (1,) * len(shapes[j])), moved, p)
+                )
+    finally:
+        torch.use_deterministic_algorithms(deterministic)
+        torch.set_num_threads(previous_threads)
+    out = [[p[m].detach().numpy().copy() for p in params] for m in range(M)]
+    return StackResult(params=out, steps=steps, sample_rate=rates, expected_batch_size=expected)

@@ -1,0 +1,323 @@
+"""The outcome of a model audit: :class:`AuditResult`, a frozen object with the per-attack summaries, the
+per-record vulnerability table and the run's set-up, and its views (``results.json``, a pandas frame, a
+notebook table).
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mipkit._runfolder import atomic_write, staged_writes
+from mipkit.attacks.ltu import LTUResult
+from mipkit.metrics.attack_summary import AttackSummary, fpr_label
+from mipkit.report.results import to_jsonable, write_json_atomic, write_results
+from mipkit.workflows.audit_config import AuditConfig
+
+__all__ = [
+    "CONFIG_FILE",
+    "NOTES",
+    "SCORES_FILE",
+    "VULNERABILITY_FPR",
+    "AuditResult",
+    "game_row",
+    "vulnerability_table",
+]
+
+CONFIG_FILE = "config.json"
+SCORES_FILE = "scores.parquet"
+VULNERABILITY_FPR = 0.01
+NOTES = (
+    "auc and tpr_at_fpr at the top level are the largest over the attacks; eta and eta_ci are those of "
+    "the attack with the largest held-out eta (strongest_attack), a lower bound on the model's MIP eta.",
+    "Intervals treat trials as independent; trials sharing a model or record are not quite, so read "
+    "them as indicative.",
+)
+_NO_ROC = {
+    "auc": None,
+    "tpr_at_fpr": None,
+    "eta": None,
+    "eta_ci": None,
+    "balanced_accuracy": None,
+    "precision_at_base_rate": None,
+}
+
+
+def game_row(result: LTUResult, confidence: float = 0.95) -> dict:
+    """The ``results.json`` row of a pairwise (LTU) game: no ROC metrics, the pair accuracy with its
+    Clopper-Pearson interval and the privacy ``min{2(1 - A), 1} +- 2 sqrt(A(1 - A)/N)`` (docs/theory.md
+    section 5)."""
+    acc = result.accuracy
+    return {
+        **_NO_ROC,
+        "game": "ltu",
+        "strategy": result.strategy,
+        "accuracy": acc.value,
+        "accuracy_ci": list(acc.interval(confidence)),
+        "rounds": acc.trials,
+        "correct": acc.successes,
+        "privacy": float(result.privacy),
+        "privacy_error": float(result.privacy_error),
+    }
+
+
+def vulnerability_table(
+    scores: Mapping[str, np.ndarray],
+    summaries: Mapping[str, AttackSummary],
+    in_mask_targets: np.ndarray,
+    y: np.ndarray,
+    classes: np.ndarray,
+) -> pd.DataFrame:
+    """One row per record: how exposed it is to each attack, over the target models.
+
+    Columns per attack ``a``: ``a_mean_in`` / ``a_mean_out`` (mean score when the record is a member /
+    non-member of the target), ``a_gap`` (their difference in units of the pooled score SD), ``a_hit_rate``
+    (fraction of its member trials flagged at the pooled threshold of FPR 1%) and ``a_false_alarm`` (fraction
+    of its non-member trials flagged).
+    """
+    n = y.size
+    m = in_mask_targets
+    df = pd.DataFrame(
+        {
+            "record": np.arange(n),
+            "label": classes[y].astype(str),
+            "n_member_trials": m.sum(axis=0),
+            "n_nonmember_trials": (~m).sum(axis=0),
+        }
+    )
+    key = fpr_label(VULNERABILITY_FPR)
+    for name, s in scores.items():
+        summ = summaries[name]
+        thr = next((p.threshold for p in summ.tpr_at_fpr if fpr_label(p.target_fpr) == key), None)
+        n_in = np.maximum(m.sum(axis=0), 1)
+        n_out = np.maximum((~m).sum(axis=0), 1)
+        mean_in = np.where(m.any(axis=0), (s * m).sum(axis=0) / n_in, np.nan)
+        mean_out = np.where((~m).any(axis=0), (s * ~m).sum(axis=0) / n_out, np.nan)
+        sd = float(np.std(s)) or 1.0
+        df[f"{name}_mean_in"] = mean_in
+        df[f"{name}_mean_out"] = mean_out
+        df[f"{name}_gap"] = (mean_in - mean_out) / sd
+        if thr is not None and np.isfinite(thr):
+            flagged = s >= thr
+            df[f"{name}_hit_rate"] = np.where(m.any(axis=0), (flagged & m).sum(axis=0) / n_in, np.nan)
+            df[f"{name}_false_alarm"] = np.where((~m).any(axis=0), (flagged & ~m).sum(axis=0) / n_out, np.nan)
+    return df
+
+
+@dataclass(frozen=True, eq=False)
+class AuditResult:
+    """What :func:`mipkit.workflows.audit_model.run_audit` measured (frozen; raw counts kept).
+
+    Attributes
+    ----------
+    config : AuditConfig
+        The validated configuration of the run.
+    summaries : dict row -> AttackSummary
+        ROC metrics, TPR at FPR, eta and precision of every score attack row (``"loss"``, ``"lira-online"``,
+        ...), each with its raw counts; intervals at :attr:`AuditConfig.confidence` on demand.
+    games : dict row -> LTUResult
+        The pairwise games played (``"ltu"``).
+    attack_settings : dict
+        What the attacks chose (e.g. RMIA's tuned ``a`` per target).
+    certificate : dict or None
+        The MIP certificate drawn next to the measurement (``eta``, ``source``, ...).
+    utility : dict
+        Mean accuracy of the models on held-out records and on their own training records.
+    setup : dict
+        The game's layout: records, features, classes, models, targets, trials, members, protocol (written to
+        ``results.json`` as ``"game"``).
+    trainer : dict
+        Import path, parameters and fingerprint of the trainer.
+    scores : pandas.DataFrame
+        One row per record: its exposure to each attack (see :func:`vulnerability_table`); the run
+        folder's ``scores.parquet``.
+    trial_scores : dict row -> array of shape (T, n)
+        The membership score of every (target model, record) trial.
+    in_mask : bool array of shape (K, n)
+        Who trained on what.
+    run_key, data_sha256_16 : str
+        Identify the fits (the ledger's key) and the data, for ``config.json``.
+    run_dir : Path or None
+        The run folder :func:`run_audit` wrote.
+    """
+
+    config: AuditConfig
+    summaries: Mapping[str, AttackSummary]
+    games: Mapping[str, LTUResult]
+    attack_settings: Mapping[str, Any]
+    certificate: dict | None
+    utility: Mapping[str, Any]
+    setup: Mapping[str, Any]
+    trainer: Mapping[str, Any]
+    scores: pd.DataFrame = field(repr=False)
+    trial_scores: Mapping[str, np.ndarray] = field(repr=False)
+    in_mask: np.ndarray = field(repr=False)
+    run_key: str = ""
+    data_sha256_16: str = ""
+    run_dir: Path | None = None
+
+    # ------------------------------------------------------------------------------------ headline numbers
+
+    @property
+    def attacks(self) -> dict[str, dict]:
+        """Per-row metrics as in ``results.json`` (score rows first, then the games)."""
+        conf = self.config.confidence
+        rows = {name: s.to_dict(conf) for name, s in self.summaries.items()}
+        rows.update({name: game_row(g, conf) for name, g in self.games.items()})
+        return rows
+
+    @property
+    def strongest_attack(self) -> str | None:
+        """The row with the largest held-out eta (the first one on a tie); None without score rows."""
+        best, best_eta = None, -np.inf
+        for name, s in self.summaries.items():
+            if s.eta.eta > best_eta:
+                best, best_eta = name, s.eta.eta
+        return best
+
+    @property
+    def eta(self) -> float | None:
+        """Measured MIP eta of the strongest attack: a lower bound on the model's eta."""
+        best = self.strongest_attack
+        return None if best is None else self.summaries[best].eta.eta
+
+    @property
+    def eta_ci(self) -> list[float] | None:
+        """Clopper-Pearson interval of :attr:`eta` at the configured confidence."""
+        best = self.strongest_attack
+        return None if best is None else list(self.summaries[best].eta.interval(self.config.confidence))
+
+    @property
+    def balanced_accuracy(self) -> float | None:
+        best = self.strongest_attack
+        return None if best is None else self.summaries[best].balanced_accuracy
+
+    @property
+    def auc(self) -> float | None:
+        """Largest AUC over the score rows."""
+        return max((s.auc for s in self.summaries.values()), default=None)
+
+    @property
+    def tpr_at_fpr(self) -> dict[str, float | None]:
+        """Largest TPR over the score rows at each configured FPR, keyed like ``"0.01"``."""
+        out = {}
+        for f in self.config.fprs:
+            key = fpr_label(f)
+            vals = [
+                p.tpr for s in self.summaries.values() for p in s.tpr_at_fpr if fpr_label(p.target_fpr) == key
+            ]
+            out[key] = max(vals, default=None)
+        return out
+
+    # --------------------------------------------------------------------------------------------- views
+
+    def to_dict(self) -> dict:
+        """The fields of ``results.json`` (without its header), in the schema's order, as JSON types (arrays
+        become lists, non-finite floats ``None``)."""
+        attacks = self.attacks
+        best = attacks.get(self.strongest_attack, {}) if self.strongest_attack else {}
+        return to_jsonable(
+            {
+                "auc": self.auc,
+                "tpr_at_fpr": self.tpr_at_fpr,
+                "eta": best.get("eta"),
+                "eta_ci": best.get("eta_ci"),
+                "strongest_attack": self.strongest_attack,
+                "balanced_accuracy": best.get("balanced_accuracy"),
+                "attacks": attacks,
+                "attack_settings": dict(self.attack_settings),
+                "certificate": self.certificate,
+                "utility": dict(self.utility),
+                "game": dict(self.setup),
+                "trainer": dict(self.trainer),
+                "config": self.config.to_dict(),
+                "notes": list(NOTES),
+            }
+        )
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per attack row (index ``attack``): AUC, TPR at each FPR, eta and balanced accuracy, each
+        with its interval ends (``_low`` / ``_high``); the game rows carry their pair accuracy and privacy
+        instead (NaN elsewhere)."""
+        conf = self.config.confidence
+        rows = []
+        for name, s in self.summaries.items():
+            row: dict[str, Any] = {"attack": name, "family": "score"}
+            row["auc"] = s.auc
+            row["auc_low"], row["auc_high"] = s.auc_interval(conf)
+            for p in s.tpr_at_fpr:
+                key = f"tpr@{fpr_label(p.target_fpr)}"
+                row[key] = p.tpr
+                row[f"{key}_low"], row[f"{key}_high"] = p.interval(conf)
+            row["eta"] = s.eta.eta
+            row["eta_low"], row["eta_high"] = s.eta.interval(conf)
+            row["balanced_accuracy"] = s.balanced_accuracy
+            row["trials"] = s.members + s.nonmembers
+            rows.append(row)
+        for name, g in self.games.items():
+            lo, hi = g.accuracy.interval(conf)
+            rows.append(
+                {
+                    "attack": name,
+                    "family": "game",
+                    "trials": g.accuracy.trials,
+                    "accuracy": g.accuracy.value,
+                    "accuracy_low": lo,
+                    "accuracy_high": hi,
+                    "privacy": g.privacy,
+                    "privacy_error": g.privacy_error,
+                }
+            )
+        return pd.DataFrame(rows).set_index("attack")
+
+    def _headline(self) -> str:
+        model = str(self.trainer.get("import_path", "model")).rsplit(".", 1)[-1]
+        setup = self.setup
+        head = (
+            f"Membership-inference audit of {model}: {setup.get('n_models')} models on random halves "
+            f"of {setup.get('n_records')} records, {setup.get('n_targets')} targets, "
+            f"{setup.get('trials')} trials"
+        )
+        if self.strongest_attack is None:
+            return head
+        lo, hi = self.eta_ci
+        return f"{head}; strongest attack {self.strongest_attack}: eta {self.eta:.4f} [{lo:.4f}, {hi:.4f}]"
+
+    def _table(self) -> pd.DataFrame:
+        frame = self.to_frame()
+        keep = [c for c in frame.columns if not c.endswith(("_low", "_high")) and c != "family"]
+        return frame[keep].dropna(axis=1, how="all")
+
+    def __repr__(self) -> str:
+        with pd.option_context("display.width", 120, "display.max_columns", 20):
+            table = self._table().to_string(float_format=lambda x: f"{x:.4f}", na_rep="")
+        where = f"\nrun folder: {self.run_dir}" if self.run_dir is not None else ""
+        return f"AuditResult({self._headline()})\n{table}{where}"
+
+    def _repr_html_(self) -> str:
+        table = self.to_frame().to_html(float_format=lambda x: f"{x:.4f}", na_rep="", border=0)
+        where = f"<p>Run folder: <code>{html.escape(str(self.run_dir))}</code></p>" if self.run_dir else ""
+        return f"<div><p><strong>{html.escape(self._headline())}</strong></p>{table}{where}</div>"
+
+    def write(self, run_dir: str | Path, *, report: bool = True) -> Path:
+        """Write ``config.json``, ``results.json`` (kind ``"audit"``), ``scores.parquet`` and, with
+        ``report``, ``report.html`` (rendered from those files, as :func:`mipkit.report.rebuild_report` does)
+        to ``run_dir``. Returns the folder."""
+        out = Path(run_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        config = {**self.config.to_dict(), "run_key": self.run_key, "data_sha256_16": self.data_sha256_16}
+        with staged_writes(out):  # all three renamed into place together, once all are written
+            write_json_atomic(out / CONFIG_FILE, config)
+            write_results(out, self.to_dict(), kind="audit")
+            atomic_write(out / SCORES_FILE, lambda f: self.scores.to_parquet(f, index=False))
+        if report:
+            from mipkit.report import rebuild_report
+
+            rebuild_report(out)
+        return out

@@ -1,0 +1,256 @@
+"""The result of :func:`mipkit.workflows.audit_synthetic.audit_synthetic`: one frozen object.
+
+``to_dict()`` is the ``results.json`` payload (schema unchanged), ``to_frame()`` a pandas table with one row
+per measure and attack, ``write(run_dir)`` the run folder, and ``repr`` / ``_repr_html_`` a readable summary
+in a terminal or a notebook.
+"""
+
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from mipkit.metrics.dcr import DCRAttackResult
+from mipkit.metrics.inference import InferenceResult
+from mipkit.metrics.nnaa import PrivacyLoss
+from mipkit.workflows.synthetic_verdict import synthetic_checks, synthetic_verdict
+
+FRAME_COLUMNS = ["section", "secret", "attack", "measure", "value", "ci_low", "ci_high"]
+
+
+@dataclass(frozen=True, repr=False)
+class SyntheticAuditResult:
+    """What the synthetic-data audit found (``docs/theory.md`` sections 4 and 6).
+
+    Attributes
+    ----------
+    inputs : dict
+        Table sizes, the non-member set, the column schema and the audit's settings.
+    nnaa : PrivacyLoss or None
+        NNAA on training and unseen records and the privacy loss (``None`` without holdout or control).
+    dcr_attack : DCRAttackResult or None
+        The DCR membership attack (``None`` without holdout or control).
+    overfitting_protection, baseline_protection : dict or None
+        SDMetrics-style DCR protection scores (overfitting: needs non-members; baseline: mixed distance).
+    inference : dict of str to InferenceResult
+        Attribute inference per secret, against the non-member baseline.
+    scores : DataFrame
+        One row per record scored by DCR: ``set``, ``row``, ``member``, ``dcr``, ``score``.
+    inference_targets : DataFrame
+        One row per inference target and secret: which guesses were right, with which confidence.
+    timings_s : dict
+        Seconds spent per stage.
+    policy : dict
+        ``fail_above`` (or None), the verdict's ``metric`` and ``confidence``.
+    inference_family : list of dict
+        Each (secret, attack) pair's precision improvement with its Bonferroni-corrected interval.
+    """
+
+    inputs: dict
+    nnaa: PrivacyLoss | None
+    dcr_attack: DCRAttackResult | None
+    overfitting_protection: dict | None
+    baseline_protection: dict | None
+    inference: dict[str, InferenceResult]
+    scores: pd.DataFrame = field(compare=False)
+    inference_targets: pd.DataFrame = field(compare=False)
+    timings_s: dict[str, float] = field(default_factory=dict, compare=False)
+    policy: dict = field(default_factory=lambda: {"fail_above": None, "metric": "privacy_loss"})
+    inference_family: list = field(default_factory=list)
+
+    @property
+    def verdict(self) -> dict:
+        """Pass / finding / inconclusive / no policy, with the evidence (``docs/audit-synthetic.md``)."""
+        return self.to_dict()["verdict"]
+
+    @property
+    def exit_code(self) -> int:
+        """1 on a finding, else 0 (what ``mipkit audit-synthetic`` exits with)."""
+        return 1 if self.verdict["status"] == "finding" else 0
+
+    # ---------------------------------------------------------------------------------------------
+    def to_dict(self) -> dict:
+        """The ``results.json`` fields (JSON types; non-finite numbers become ``None``)."""
+        from mipkit.report.results import to_jsonable
+
+        if self.nnaa is not None:
+            nnaa = self.nnaa.to_dict()
+        else:
+            nnaa = {"train": None, "test": None, "privacy_loss": None, "note": "no holdout or control"}
+        if self.dcr_attack is not None:
+            dcr = {**self.dcr_attack.to_dict(), "overfitting_protection": self.overfitting_protection}
+        else:
+            members = self.scores.loc[self.scores["member"] == 1, "dcr"].to_numpy()
+            dcr = {
+                "auc": None,
+                "note": "no holdout or control: DCR attack not computed",
+                "dcr_median_members": float(np.median(members)),
+            }
+        if self.baseline_protection is not None:
+            dcr["baseline_protection"] = self.baseline_protection
+        conf = self.inputs.get("confidence", 0.95)
+        res = to_jsonable(
+            {
+                "inputs": self.inputs,
+                "nnaa": nnaa,
+                "dcr": dcr,
+                "inference": {s: r.to_dict(conf) for s, r in self.inference.items()},
+                "inference_family": self.inference_family,
+                "timings_s": self.timings_s,
+            }
+        )
+        res["policy"] = to_jsonable(self.policy)
+        res["verdict"] = to_jsonable(
+            synthetic_verdict(
+                res,
+                metric=self.policy.get("metric", "privacy_loss"),
+                fail_above=self.policy.get("fail_above"),
+                inference_family=res["inference_family"],
+            )
+        )
+        res["checks"] = synthetic_checks(res, metric_name=self.inputs.get("metric", "mixed"))
+        return res
+
+    def summary(self) -> dict:
+        """The compact machine-readable summary (what ``mipkit audit-synthetic --json`` prints)."""
+        res = self.to_dict()
+        nn, dcr = res["nnaa"], res["dcr"]
+        return {
+            "verdict": {
+                k: res["verdict"].get(k)
+                for k in ("status", "metric", "fail_above", "value", "interval", "reason")
+            },
+            "nnaa": {
+                "train": nn.get("train"),
+                "test": nn.get("test"),
+                "privacy_loss": nn.get("privacy_loss"),
+                "privacy_loss_ci": (nn.get("intervals") or {}).get("privacy_loss_ci"),
+                "n": nn.get("n"),
+            },
+            "dcr": {
+                "auc": dcr.get("auc"),
+                "auc_ci": dcr.get("auc_ci"),
+                "tpr_at_fpr": dcr.get("tpr_at_fpr"),
+                "protection": dcr.get("protection"),
+                "baseline_protection": (dcr.get("baseline_protection") or {}).get("score"),
+                "overfitting_protection": (dcr.get("overfitting_protection") or {}).get("score"),
+            },
+            "inference": {
+                s: {
+                    "precision": r["precision"],
+                    "coverage": r["coverage"],
+                    "baseline_precision": r["baseline_precision"],
+                    "precision_improvement": r["precision_improvement"],
+                    "precision_improvement_ci": r["precision_improvement_ci"],
+                    "attack": r["attack"],
+                    "baseline": r["baseline"],
+                    **({"control_risk": r["control"]["risk"]["value"]} if r.get("control") else {}),
+                }
+                for s, r in res["inference"].items()
+            },
+        }
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per measure and attack: ``section``, ``secret``, ``attack``, ``measure``, ``value`` and the
+        interval ``ci_low``, ``ci_high`` (NaN where the measure has none)."""
+        res = self.to_dict()
+        rows: list[tuple] = []
+
+        def add(section, secret, attack, measure, value, ci=None):
+            lo, hi = ci if ci is not None else (None, None)
+            rows.append((section, secret, attack, measure, value, lo, hi))
+
+        nn = res["nnaa"]
+        if nn.get("privacy_loss") is not None:
+            b = nn["intervals"]
+            add("nnaa", None, "nnaa", "aa_train", nn["train"], b["train_ci"])
+            add("nnaa", None, "nnaa", "aa_test", nn["test"], b["test_ci"])
+            add("nnaa", None, "nnaa", "privacy_loss", nn["privacy_loss"], b["privacy_loss_ci"])
+        dcr = res["dcr"]
+        if dcr.get("auc") is not None:
+            add("dcr", None, "dcr", "auc", dcr["auc"], dcr.get("auc_ci"))
+            for fpr, tpr in dcr["tpr_at_fpr"].items():
+                add("dcr", None, "dcr", f"tpr_at_fpr_{fpr}", tpr)
+            for key, value in dcr["protection"].items():
+                add("dcr", None, "dcr", key, value)
+        else:
+            add("dcr", None, None, "dcr_median_members", dcr["dcr_median_members"])
+        for key in ("baseline_protection", "overfitting_protection"):
+            if dcr.get(key):
+                add("dcr", None, None, key, dcr[key]["score"])
+        for s, r in res["inference"].items():
+            for name, pc in r["attacks"].items():
+                add("inference", s, name, "precision", pc["precision"], pc["precision_ci"])
+                add("inference", s, name, "coverage", pc["coverage"])
+            for name, pc in r["baselines"].items():
+                add("inference", s, f"baseline:{name}", "precision", pc["precision"], pc["precision_ci"])
+            for name, pair in r["pairs"].items():
+                add(
+                    "inference",
+                    s,
+                    name,
+                    "precision_improvement",
+                    pair["precision_improvement"],
+                    pair["precision_improvement_ci"],
+                )
+            if r.get("control"):
+                risk = r["control"]["risk"]
+                add("inference", s, r["attack"], "control_risk", risk["value"], risk["ci"])
+        frame = pd.DataFrame(rows, columns=FRAME_COLUMNS)
+        return frame.astype(dict.fromkeys(("value", "ci_low", "ci_high"), float))
+
+    def write(self, run_dir: str | Path) -> Path:
+        """Write ``results.json``, ``scores.parquet``, ``inference.parquet`` (when secrets were attacked) and
+        ``report.html`` into ``run_dir`` (created if needed); return its path."""
+        from mipkit._runfolder import atomic_write, staged_writes
+        from mipkit.report import write_html_report, write_results
+        from mipkit.report.synthetic_report import build
+
+        run = Path(run_dir)
+        run.mkdir(parents=True, exist_ok=True)
+        with staged_writes(run):  # renamed into place together, once all are written
+            atomic_write(run / "scores.parquet", lambda f: self.scores.to_parquet(f, index=False))
+            if len(self.inference_targets):
+                frame = self.inference_targets
+                atomic_write(run / "inference.parquet", lambda f: frame.to_parquet(f, index=False))
+            write_results(run, self.to_dict(), kind="audit-synthetic")
+        title, summary, sections = build(run)
+        write_html_report(run, title=title, summary=summary, sections=sections)
+        return run
+
+    # ---------------------------------------------------------------------------------------------
+    def summary_rows(self) -> list[tuple[str, str]]:
+        """``(measure, value)`` pairs of the headline numbers, formatted for a terminal table."""
+        from mipkit.report.synthetic_report import summary_rows
+
+        return summary_rows(self.summary())
+
+    def sentences(self) -> list[str]:
+        """The plain-language summary of the report."""
+        from mipkit.report.synthetic_report import summary_sentences
+
+        return summary_sentences(self.to_dict())
+
+    def _header(self) -> str:
+        i = self.inputs
+        non = i["nonmember_set"]
+        non_text = f"non-members: {non} ({i['n_' + non]})" if non else "no non-member records"
+        return f"{i['n_original']} original and {i['n_synthetic']} synthetic records, {non_text}"
+
+    def __repr__(self) -> str:
+        rows = self.summary_rows()
+        width = max(len(k) for k, _ in rows)
+        body = "\n".join(f"  {k:<{width}}  {v}" for k, v in rows)
+        return f"SyntheticAuditResult({self._header()})\n{body}"
+
+    def _repr_html_(self) -> str:
+        items = "".join(f"<li>{html.escape(line)}</li>" for line in self.sentences())
+        table = self.to_frame().to_html(index=False, na_rep="", float_format=lambda x: f"{x:.4g}")
+        return (
+            f"<div><strong>Synthetic data audit</strong>: {html.escape(self._header())}"
+            f"<ul>{items}</ul>{table}</div>"
+        )
