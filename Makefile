@@ -3,7 +3,9 @@
 PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
+CONSTRAINTS := constraints/torch-cpu.txt
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
+TORCH_STAMP := $(VENV)/.installed-torch-$(shell cat pyproject.toml $(CONSTRAINTS) | cksum | cut -d' ' -f1)
 
 .PHONY: demo test lint bench clean
 
@@ -16,11 +18,19 @@ $(STAMP): $(BIN)/python pyproject.toml
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
+# `make test` adds the torch extra, pinned to the release the tests were run with; a CPU-only build of it is
+# taken where pip offers one (see $(CONSTRAINTS)), so the torch tests run without a GPU stack.
+$(TORCH_STAMP): $(STAMP) $(CONSTRAINTS)
+	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e ".[dev,distributed,torch]"
+	rm -f $(VENV)/.installed-torch-*
+	touch $(TORCH_STAMP)
+
 demo: $(STAMP)
 	$(BIN)/mipkit demo --out runs/demo
 
-test: $(STAMP)
+test: $(TORCH_STAMP)
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/lint-imports --no-cache
 	$(BIN)/python -m pytest -q
 
 lint: $(STAMP)

@@ -146,7 +146,10 @@ def _fit_chunk(cfg: dict, settings: list, X, y, subsets, seeds, X_test) -> dict:
             for (label, _), models in zip(osl, fitted, strict=True):
                 keep(label, models, seconds)
                 out["alphas"][label] = [
-                    {"alpha": m.alpha_, "group_alphas": None if m.group_alphas_ is None else m.group_alphas_.tolist()}
+                    {
+                        "alpha": m.alpha_,
+                        "group_alphas": None if m.group_alphas_ is None else m.group_alphas_.tolist(),
+                    }
                     for m in models
                 ]
     return out
@@ -167,7 +170,10 @@ def speed_check(cfg: Config, X, y, rows, n_models: int = 16) -> dict:
     t1, c1 = time.perf_counter(), time.process_time()
     alone = [with_seed(base, s).fit(X[r], y[r]) for r, s in zip(subsets, seeds, strict=True)]
     t2, c2 = time.perf_counter(), time.process_time()
-    diff = max(float(np.max(np.abs(a.predict_proba(X) - b.predict_proba(X)))) for a, b in zip(many, alone))
+    diff = max(
+        float(np.max(np.abs(a.predict_proba(X) - b.predict_proba(X))))
+        for a, b in zip(many, alone, strict=True)
+    )
     return {
         "models": n_models,
         "trainer": f"{cfg.base} {dict(cfg.base_params, **cfg.inner_params)} on {rows.size // 2} rows",
@@ -215,7 +221,9 @@ def run(cfg: Config, data: dict) -> dict:
     fit_start = time.perf_counter()
     chunks = _chunks(M, max(1, cfg.n_jobs))
     parts = Parallel(n_jobs=len(chunks), backend="loky")(
-        delayed(_fit_chunk)(asdict(cfg), settings, X, y, [subsets[i] for i in c], [seeds[i] for i in c], X_test)
+        delayed(_fit_chunk)(
+            asdict(cfg), settings, X, y, [subsets[i] for i in c], [seeds[i] for i in c], X_test
+        )
         for c in chunks
     )
     fit_seconds = time.perf_counter() - fit_start
@@ -226,6 +234,13 @@ def run(cfg: Config, data: dict) -> dict:
         for c, part in zip(chunks, parts, strict=True):
             arr[c] = part[key][label]
         return arr
+
+    def gather_list(label):
+        out = [None] * M
+        for c, part in zip(chunks, parts, strict=True):
+            for i, item in zip(c, part["alphas"][label], strict=True):
+                out[i] = item
+        return out
 
     member = np.zeros(n_pool, dtype=bool)
     member[:n_def] = True
@@ -239,10 +254,15 @@ def run(cfg: Config, data: dict) -> dict:
         probs, test = gather("probs", label), gather("test", label)
         conf = logit_confidence(probs, y)
         p_true = true_class_probability(probs, y)
-        lira = np.stack([lira_online(conf[t], conf[shadows], shadow_in, global_variance=global_variance)
-                         for t in targets])  # fmt: skip
-        rmia = np.stack([rmia_scores(p_true[t], p_true[shadows], shadow_in, p_true[t], p_true[shadows],
-                                     online=True) for t in targets])  # fmt: skip
+        lira = np.stack(
+            [lira_online(conf[t], conf[shadows], shadow_in, global_variance=global_variance) for t in targets]
+        )
+        rmia = np.stack(
+            [
+                rmia_scores(p_true[t], p_true[shadows], shadow_in, p_true[t], p_true[shadows], online=True)
+                for t in targets
+            ]
+        )
         p_in = expit(lira)
         median_pin = np.median(p_in, axis=0)
         ltu = ltu_loss_game(-lira, in_def, random_state=cfg.seed)
@@ -251,11 +271,16 @@ def run(cfg: Config, data: dict) -> dict:
         for name, score in (("lira", lira), ("rmia", rmia)):
             t = float(tpr_at_fpr(score.ravel(), labels, cfg.fpr)[0])
             k = labels.sum()
-            tpr[name] = {"tpr": t, "tpr_ci": list(Proportion(int(round(t * k)), int(k)).interval()),
-                         "auc": float(roc_auc(score.ravel(), labels))}  # fmt: skip
+            tpr[name] = {
+                "tpr": t,
+                "tpr_ci": list(Proportion(int(round(t * k)), int(k)).interval()),
+                "auc": float(roc_auc(score.ravel(), labels)),
+            }
         acc = (test[targets].argmax(axis=2) == y_test[None, :]).mean(axis=1)
         acc_reserve_noisy = (probs[targets][:, n_def:].argmax(axis=2) == y[None, n_def:]).mean(axis=1)
-        acc_reserve_clean = (probs[targets][:, n_def:].argmax(axis=2) == data["y_clean"][None, n_def:]).mean(1)
+        acc_reserve_clean = (probs[targets][:, n_def:].argmax(axis=2) == data["y_clean"][None, n_def:]).mean(
+            1
+        )
         acc_all[label] = acc
         medians[label] = median_pin
         hists[label] = {
@@ -286,9 +311,9 @@ def run(cfg: Config, data: dict) -> dict:
             "rmia_auc": tpr["rmia"]["auc"],
             "fit_seconds_per_worker": float(np.mean([p["seconds"][label] for p in parts])),
         }
-        alphas = [a for p in parts for a in p["alphas"].get(label, [])]
-        if alphas:
-            row["chosen_alphas"] = alphas[: cfg.n_defenders]
+        if isinstance(value, str):  # alpha chosen on a validation split: what each defender model chose
+            chosen = gather_list(label)
+            row["chosen_alphas"] = chosen[: cfg.n_defenders]
         rows.append(row)
     hard = medians["hard"][:n_def]
     for row in rows:
@@ -298,8 +323,8 @@ def run(cfg: Config, data: dict) -> dict:
         res = stats.median_test(medians[row["setting"]][:n_def], hard)
         row["mood_p_value_vs_hard"] = float(res.pvalue)
         row["mood_statistic"] = float(res.statistic)
-        row["accuracy_mannwhitney_p_vs_hard"] = float(stats.mannwhitneyu(acc_all[row["setting"]],
-                                                                          acc_all["hard"]).pvalue)  # fmt: skip
+        mw = stats.mannwhitneyu(acc_all[row["setting"]], acc_all["hard"])
+        row["accuracy_mannwhitney_p_vs_hard"] = float(mw.pvalue)
     pareto = _pareto([(r["test_accuracy_mean"], r["ltu_privacy"]) for r in rows])
     for row, flag in zip(rows, pareto, strict=True):
         row["pareto_optimal"] = flag
@@ -321,9 +346,7 @@ def _pareto(points: list[tuple[float, float]]) -> list[bool]:
     """True for points no other point beats on both coordinates (>= on both, > on one)."""
     out = []
     for i, (a, b) in enumerate(points):
-        dominated = any(
-            (c >= a and d >= b and (c > a or d > b)) for j, (c, d) in enumerate(points) if j != i
-        )
+        dominated = any((c >= a and d >= b and (c > a or d > b)) for j, (c, d) in enumerate(points) if j != i)
         out.append(not dominated)
     return out
 
@@ -335,33 +358,45 @@ def target_agreement(cfg: Config, data: dict, alphas=(0.0, 0.25, 0.5, 0.7, 1.0, 
 
     n_def = data["n_defender"]
     X, y, clean = data["X"][:n_def], data["y"][:n_def], data["y_clean"][:n_def]
-    est = OptimallySoftLabels(cfg.base, base_params=cfg.base_params, inner_params=cfg.inner_params,
-                              n_splits=cfg.n_splits, random_state=cfg.seed)  # fmt: skip
+    est = OptimallySoftLabels(
+        cfg.base,
+        base_params=cfg.base_params,
+        inner_params=cfg.inner_params,
+        n_splits=cfg.n_splits,
+        random_state=cfg.seed,
+    )
     stats_ = est.leave_out_statistics(X, y)
     flipped = y != clean
     out = []
     for a in alphas:
         top = optimally_soft_targets(stats_, y, a).argmax(axis=1)
-        out.append({
-            "alpha": a,
-            "matches_given_label": float(np.mean(top == y)),
-            "matches_clean_label": float(np.mean(top == clean)),
-            "flipped_matches_clean_label": float(np.mean(top[flipped] == clean[flipped])) if flipped.any() else None,
-        })  # fmt: skip
+        out.append(
+            {
+                "alpha": a,
+                "matches_given_label": float(np.mean(top == y)),
+                "matches_clean_label": float(np.mean(top == clean)),
+                "flipped_matches_clean_label": (
+                    float(np.mean(top[flipped] == clean[flipped])) if flipped.any() else None
+                ),
+            }
+        )
     return {"n_flipped": int(flipped.sum()), "rows": out}
 
 
 def print_table(result: dict) -> str:
-    head = ("| setting | test acc. median [IQR] | LTU privacy (eq. 4.9) | median P_IN (D) | Mood p vs hard | "
-            "LiRA TPR@1% | RMIA TPR@1% | Pareto |")  # fmt: skip
+    head = (
+        "| setting | test acc. median [IQR] | LTU privacy (eq. 4.9) | median P_IN (D) | Mood p vs hard | "
+        "LiRA TPR@1% | RMIA TPR@1% | Pareto |"
+    )
     lines = [head, "|" + " --- |" * 8]
     for r in result["settings"]:
         q = r["test_accuracy_quartiles"]
         mood = "" if r["mood_p_value_vs_hard"] is None else f"{r['mood_p_value_vs_hard']:.2g}"
         lines.append(
             f"| {r['setting']} | {r['test_accuracy_median']:.3f} [{q[0]:.3f}, {q[1]:.3f}] | "
-            f"{r['ltu_privacy']:.3f} +- {r['ltu_privacy_error']:.3f} | {r['median_p_in_defender']:.4f} | {mood} | "
-            f"{r['lira_tpr_at_fpr']:.4f} | {r['rmia_tpr_at_fpr']:.4f} | {'yes' if r['pareto_optimal'] else ''} |"
+            f"{r['ltu_privacy']:.3f} +- {r['ltu_privacy_error']:.3f} | {r['median_p_in_defender']:.4f} | "
+            f"{mood} | {r['lira_tpr_at_fpr']:.4f} | {r['rmia_tpr_at_fpr']:.4f} | "
+            f"{'yes' if r['pareto_optimal'] else ''} |"
         )
     table = "\n".join(lines)
     print(table, flush=True)
@@ -374,8 +409,14 @@ def save(result: dict, stem: str, title: str) -> None:
 
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{stem}.json").write_text(json.dumps(result, indent=2, default=float))
-    flat = [{k: (json.dumps(v) if isinstance(v, (list, dict)) else v) for k, v in r.items() if k != "chosen_alphas"}
-            for r in result["settings"]]  # fmt: skip
+    flat = [
+        {
+            k: (json.dumps(v) if isinstance(v, (list, dict)) else v)
+            for k, v in r.items()
+            if k != "chosen_alphas"
+        }
+        for r in result["settings"]
+    ]
     pd.DataFrame(flat).to_csv(RESULTS / f"{stem}.csv", index=False)
     _figures(result, stem, title)
     print(f"wrote {RESULTS / stem}.json/.csv/.png/_pin.png", flush=True)
@@ -398,9 +439,16 @@ def _figures(result: dict, stem: str, title: str) -> None:
     ax = axes[1]
     for r in rows:
         colour = "k" if r["kind"] == "hard" else ("tab:orange" if r["kind"] == "smooth" else "tab:blue")
-        ax.errorbar(r["test_accuracy_mean"], r["ltu_privacy"], yerr=r["ltu_privacy_error"], fmt="o", color=colour)
-        ax.annotate(r["setting"], (r["test_accuracy_mean"], r["ltu_privacy"]), fontsize=8,
-                    xytext=(4, 3), textcoords="offset points")  # fmt: skip
+        ax.errorbar(
+            r["test_accuracy_mean"], r["ltu_privacy"], yerr=r["ltu_privacy_error"], fmt="o", color=colour
+        )
+        ax.annotate(
+            r["setting"],
+            (r["test_accuracy_mean"], r["ltu_privacy"]),
+            fontsize=8,
+            xytext=(4, 3),
+            textcoords="offset points",
+        )
     front = sorted((r["test_accuracy_mean"], r["ltu_privacy"]) for r in rows if r["pareto_optimal"])
     ax.plot(*zip(*front, strict=True), "--", color="grey", lw=1)
     ax.set_xlabel("mean test accuracy")

@@ -24,8 +24,9 @@ import argparse
 import time
 
 import numpy as np
-from _soft_labels import LOGISTIC, Config, flip_in_pairs, print_table, run, save, target_agreement
 from sklearn.datasets import load_digits
+
+from _soft_labels import LOGISTIC, Config, flip_in_pairs, print_table, run, save, target_agreement
 
 
 def prepare(seed: int, n: int = 400, flip: float = 0.2) -> dict:
@@ -79,9 +80,13 @@ def main(argv=None) -> int:
     result["wall_seconds"] = time.perf_counter() - start
     result["markdown"] = print_table(result)
     for row in result["target_agreement"]["rows"]:
-        print(f"alpha {row['alpha']:<4}: argmax(target) = given label {row['matches_given_label']:.3f}, "
-              f"= clean label {row['matches_clean_label']:.3f}")  # fmt: skip
-    stem = "soft_labels_digits" + ("" if args.base == "mlp" else "_logistic") + ("_quick" if args.quick else "")
+        print(
+            f"alpha {row['alpha']:<4}: argmax(target) = given label {row['matches_given_label']:.3f}, "
+            f"= clean label {row['matches_clean_label']:.3f}"
+        )
+    stem = (
+        "soft_labels_digits" + ("" if args.base == "mlp" else "_logistic") + ("_quick" if args.quick else "")
+    )
     size = "quick size" if args.quick else "full size"
     base = "DP-SGD MLP" if args.base == "mlp" else "logistic regression"
     save(result, stem, f"Optimally soft labels on digits ({size}; {base}, 20% labels flipped)")

@@ -14,7 +14,8 @@ Run::
     .venv/bin/python benchmarks/soft_labels_tabular.py            # full size (see docs/defences.md)
     .venv/bin/python benchmarks/soft_labels_tabular.py --quick    # reduced size, a few minutes
 
-Writes ``benchmarks/results/soft_labels_tabular_{clean,noisy}{_quick}.json``, ``.csv``, ``.png``, ``_pin.png``.
+Writes ``benchmarks/results/soft_labels_tabular_{clean,noisy}{_quick}.json``, ``.csv``, ``.png`` and
+``_pin.png``.
 """
 
 from __future__ import annotations
@@ -27,14 +28,27 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+
 from _soft_labels import LOGISTIC, Config, flip_in_pairs, print_table, run, save, target_agreement
 
 ROOT = Path(__file__).resolve().parents[1]
 COLUMNS = [
-    "age", "workclass", "fnlwgt", "education", "education-num", "marital-status", "occupation",
-    "relationship", "race", "sex", "capital-gain", "capital-loss", "hours-per-week", "native-country",
+    "age",
+    "workclass",
+    "fnlwgt",
+    "education",
+    "education-num",
+    "marital-status",
+    "occupation",
+    "relationship",
+    "race",
+    "sex",
+    "capital-gain",
+    "capital-loss",
+    "hours-per-week",
+    "native-country",
     "income",
-]  # fmt: skip
+]
 
 
 def load_adult(seed: int, n: int = 400, n_test: int = 2000, flip: float = 0.0) -> dict | None:
@@ -68,7 +82,8 @@ def load_adult(seed: int, n: int = 400, n_test: int = 2000, flip: float = 0.0) -
         "y_test": ds.y[test],
         "n_test": int(test.size),
         "flipped": int(np.sum(noisy != y_pool)),
-        "description": f"UCI Adult (one-hot, {X.shape[1]} features): class-balanced {n} defender + {n} reserve, "
+        "description": f"UCI Adult (one-hot, {X.shape[1]} features): class-balanced {n} defender + {n} "
+        "reserve, "
         f"{flip:.0%} of labels flipped in pairs; {test.size} balanced held-out records with clean labels",
     }
 
@@ -86,14 +101,18 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     if load_adult(args.seed, n=4, n_test=4) is None:
-        print("soft_labels_tabular: skipped - UCI Adult not found under ../shared/data/adult/ "
-              "(set MIPKIT_SHARED_DATA to the folder holding adult/adult.data)")  # fmt: skip
+        print(
+            "soft_labels_tabular: skipped - UCI Adult not found under ../shared/data/adult/ "
+            "(set MIPKIT_SHARED_DATA to the folder holding adult/adult.data)"
+        )
         return 0
     conditions = {"clean": 0.0, "noisy": 0.2}
     if args.noise != "both":
         conditions = {args.noise: conditions[args.noise]}
     for name, flip in conditions.items():
-        cfg = Config(name=f"adult-{name}", seed=args.seed, n_jobs=args.n_jobs, validated=not args.no_validated)
+        cfg = Config(
+            name=f"adult-{name}", seed=args.seed, n_jobs=args.n_jobs, validated=not args.no_validated
+        )
         if args.base == "logistic":
             cfg.base, cfg.base_params, cfg.inner_params = "logistic", dict(LOGISTIC), {}
         if args.quick:
@@ -113,8 +132,11 @@ def main(argv=None) -> int:
         suffix = ("" if args.base == "mlp" else "_logistic") + ("_quick" if args.quick else "")
         base = "DP-SGD MLP" if args.base == "mlp" else "logistic regression"
         size = "quick size" if args.quick else "full size"
-        save(result, f"soft_labels_tabular_{name}{suffix}",
-             f"Optimally soft labels on Adult, {name} labels ({size}; {base})")  # fmt: skip
+        save(
+            result,
+            f"soft_labels_tabular_{name}{suffix}",
+            f"Optimally soft labels on Adult, {name} labels ({size}; {base})",
+        )
         print(f"{name}: {result['wall_seconds']:.0f} s", flush=True)
     return 0
 

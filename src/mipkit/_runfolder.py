@@ -329,7 +329,8 @@ class RunFolderLock:
     Parameters
     ----------
     folder : path
-        The run folder; created if needed (and removed again on release when the run left it empty).
+        The run folder; created if needed (and removed again, with the parents created for it, on release
+        when the run left it empty).
     command : str, optional
         What the lock file says the holder is running (default: this process's command line).
 
@@ -345,7 +346,7 @@ class RunFolderLock:
         self.folder = check_output_path(folder)
         self.command = _command_line() if command is None else command
         self._fd: int | None = None
-        self._created_folder = False
+        self._created: list[Path] = []  # folders this lock created, deepest first
         self._holding = False
 
     @property
@@ -360,8 +361,8 @@ class RunFolderLock:
         if self.folder.exists() and not self.folder.is_dir():
             raise MipkitValueError(f"The run folder {self.folder} exists and is not a folder.")
         if not self.folder.exists():
+            self._created = [p for p in (self.folder, *self.folder.parents) if not p.exists()]
             self.folder.mkdir(parents=True, exist_ok=True)
-            self._created_folder = True
         with _HELD_LOCK:
             held = _HELD.get(self._key())
             if held is not None:  # this process holds it already (a run inside a run): share it
@@ -444,10 +445,12 @@ class RunFolderLock:
         owner._remove_created_folder()
 
     def _remove_created_folder(self) -> None:
-        if self._created_folder:
-            self._created_folder = False
-            with contextlib.suppress(OSError):
-                self.folder.rmdir()  # only succeeds when the run wrote nothing
+        created, self._created = self._created, []
+        for folder in created:  # deepest first; only succeeds when the run wrote nothing
+            try:
+                folder.rmdir()
+            except OSError:
+                break
 
     def __enter__(self) -> RunFolderLock:
         return self.acquire()

@@ -18,11 +18,14 @@ from mipkit import MipkitValueError
 from mipkit.accounting import (
     GDP,
     MECHANISM_NAMES,
+    RDP,
+    ZCDP,
     ApproxDP,
     ApproxDPCurve,
     Composed,
     GaussianCurve,
     GaussianMechanism,
+    HeterogeneousSubsampledGaussian,
     LaplaceCurve,
     LaplaceMechanism,
     PLDCurve,
@@ -102,17 +105,45 @@ def test_one_name_per_record_type():
         "laplace",
         "gdp",
         "subsampled_gaussian",
+        "heterogeneous_subsampled_gaussian",
+        "rdp",
+        "zcdp",
         "composed",
     )
-    assert PureDP(1.0).to_dict() == {"name": "pure_dp", "epsilon": 1.0}
-    assert ApproxDP(1.0, 1e-5).to_dict() == {"name": "approx_dp", "epsilon": 1.0, "delta": 1e-5}
-    assert GaussianMechanism(2.0).to_dict() == {"name": "gaussian", "sigma": 2.0, "sensitivity": 1.0}
-    assert LaplaceMechanism(2.0, 3.0).to_dict() == {"name": "laplace", "scale": 2.0, "sensitivity": 3.0}
-    assert GDP(0.5).to_dict() == {"name": "gdp", "mu": 0.5}
+    ar = {"neighbours": "add_remove"}  # every record states its neighbouring relation (default add/remove)
+    assert PureDP(1.0).to_dict() == {"name": "pure_dp", "epsilon": 1.0} | ar
+    assert ApproxDP(1.0, 1e-5).to_dict() == {"name": "approx_dp", "epsilon": 1.0, "delta": 1e-5} | ar
+    assert GaussianMechanism(2.0).to_dict() == {"name": "gaussian", "sigma": 2.0, "sensitivity": 1.0} | ar
+    assert LaplaceMechanism(2.0, 3.0).to_dict() == {"name": "laplace", "scale": 2.0, "sensitivity": 3.0} | ar
+    assert GDP(0.5, neighbours="replace_one").to_dict() == {
+        "name": "gdp",
+        "mu": 0.5,
+        "neighbours": "replace_one",
+    }
     assert Composed((GDP(0.5), PureDP(1.0))).to_dict() == {
         "name": "composed",
-        "mechanisms": [{"name": "gdp", "mu": 0.5}, {"name": "pure_dp", "epsilon": 1.0}],
+        "mechanisms": [{"name": "gdp", "mu": 0.5} | ar, {"name": "pure_dp", "epsilon": 1.0} | ar],
     }
+    assert RDP([2, 8], [0.1, 0.5]).to_dict() == {
+        "name": "rdp", "orders": [2.0, 8.0], "rdp_values": [0.1, 0.5], "neighbours": "add_remove"
+    }  # fmt: skip
+    assert ZCDP(0.25).to_dict() == {"name": "zcdp", "rho": 0.25} | ar
+    het = HeterogeneousSubsampledGaussian(groups=[(2.0, 0.1, 3)])
+    assert het.to_dict() == {"name": "heterogeneous_subsampled_gaussian", "groups": [[2.0, 0.1, 3]]} | ar
+
+
+def test_records_written_before_the_relation_field_read_as_add_remove():
+    assert mechanism_from_dict({"name": "gdp", "mu": 0.5}) == GDP(0.5, neighbours="add_remove")
+    old = {"name": "subsampled_gaussian", "noise_multiplier": 1.0, "sample_rate": 0.01, "steps": 10}
+    assert mechanism_from_dict(old).neighbours == "add_remove"
+    with pytest.raises(MipkitValueError, match="neighbours"):
+        GDP(1.0, neighbours="swap")
+    with pytest.raises(MipkitValueError, match="orders"):
+        RDP([1.0], [0.1])
+    with pytest.raises(MipkitValueError, match="equal length"):
+        RDP([2.0, 3.0], [0.1])
+    with pytest.raises(MipkitValueError, match="rho"):
+        ZCDP(-1.0)
 
 
 POSITIVE = st.floats(1e-3, 1e3, allow_nan=False)
@@ -201,7 +232,8 @@ def test_default_records_of_closed_form_curves():
     described = tradeoff_curve(GaussianMechanism(2.0, 1.5)).describe()
     assert described == {
         "curve": "GaussianCurve",
-        "mechanism": {"name": "gaussian", "sigma": 2.0, "sensitivity": 1.5},
+        "neighbours": "add_remove",
+        "mechanism": {"name": "gaussian", "sigma": 2.0, "sensitivity": 1.5, "neighbours": "add_remove"},
         "mu": 0.75,
     }
 
@@ -235,7 +267,7 @@ def test_documented_one_liner_and_light_import():
         "print(round(c.advantage(), 4))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "0.1611"
+    assert out.stdout.strip() == "0.161"  # 0.16102, two-sided to 1e-4 (0.1611 on the old fixed 1e-3 grid)
 
 
 def test_lazy_names_of_the_package_match_the_modules():

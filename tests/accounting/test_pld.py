@@ -190,18 +190,23 @@ def test_fast_point_queries_agree_with_vertices(dpsgd_small):
 
 
 def test_describe_and_validation():
-    c = dpsgd_curve(1.2, 0.01, 10)
+    c = dpsgd_curve(1.2, 0.01, 10, value_discretization_interval=1e-3)
     desc = c.describe()
     assert desc == {
         "curve": "PLDCurve",
+        "neighbours": "add_remove",
         "mechanism": {
             "name": "subsampled_gaussian",
             "noise_multiplier": 1.2,
             "sample_rate": 0.01,
             "steps": 10,
+            "neighbours": "add_remove",
         },
-        "value_discretization_interval": 1e-3,  # the DP-SGD default grid
+        "value_discretization_interval": 1e-3,  # a fixed grid
+        "side": "upper",
     }
+    adaptive = dpsgd_curve(1.2, 0.01, 10).describe()  # the grid chosen for the default tolerance
+    assert adaptive["tolerance"] == 1e-4 and adaptive["width"] <= 1e-4
     assert c.mechanism == SubsampledGaussian(1.2, 0.01, 10)
     assert PLDCurve(c.pld).describe()["mechanism"] is None  # a bare PLD names no record
     bad = [
@@ -312,8 +317,14 @@ def test_compose_mixes_dpsgd_and_closed_forms():
     assert both.describe()["mechanism"] == {
         "name": "composed",
         "mechanisms": [
-            {"name": "subsampled_gaussian", "noise_multiplier": 1.0, "sample_rate": 0.1, "steps": 5},
-            {"name": "gdp", "mu": 0.5},
+            {
+                "name": "subsampled_gaussian",
+                "noise_multiplier": 1.0,
+                "sample_rate": 0.1,
+                "steps": 5,
+                "neighbours": "add_remove",
+            },
+            {"name": "gdp", "mu": 0.5, "neighbours": "add_remove"},
         ],
     }
 

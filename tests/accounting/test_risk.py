@@ -15,8 +15,10 @@ from hypothesis import strategies as st
 from scipy import integrate, optimize, stats
 
 from mipkit._validation import MipkitValueError
-from mipkit.accounting import GaussianMechanism, tradeoff_curve
+from mipkit.accounting import GDP, ApproxDP, GaussianMechanism, tradeoff_curve
 from mipkit.accounting.curves import ApproxDPCurve, GaussianCurve, LaplaceCurve
+from mipkit.accounting.profile import risk_profile
+from mipkit.accounting.relations import GroupPrivacyCurve
 from mipkit.accounting.risk import (
     advantage_over_baseline,
     binary_attribute_error_bound,
@@ -24,7 +26,6 @@ from mipkit.accounting.risk import (
     eta_from_curve,
     eta_from_dp,
     mip_tpr_bound,
-    risk_profile,
     singling_out_bound,
     success_bound,
     tpr_at_fpr_bound,
@@ -32,6 +33,7 @@ from mipkit.accounting.risk import (
 from mipkit.metrics import precision_at_base_rate
 
 CURVES = [ApproxDPCurve(1.0, 1e-3), GaussianCurve(1.2), LaplaceCurve(0.7)]
+GRID = np.unique(np.concatenate([np.logspace(-9, 0, 4001), np.linspace(0.0, 1.0, 20001)]))
 EPS = st.floats(min_value=0.0, max_value=30.0, allow_nan=False)
 DELTA = st.floats(min_value=0.0, max_value=0.999, allow_nan=False)
 MU = st.floats(min_value=0.0, max_value=10.0, allow_nan=False)
@@ -67,15 +69,25 @@ def test_thm4_tightness_example_by_enumeration(eps: float, delta: float) -> None
             assert p0 <= math.exp(eps) * p1 + delta + 1e-12
             assert p1 <= math.exp(eps) * p0 + delta + 1e-12
     # optimal attacker (Prop. 2): guess "member" iff P(x* in D_train | output) >= 1/2; D_train uniform
+    # the two datasets differ by replacing the record: Thm 4 is the replace-one reading of the guarantee
     accuracy = sum(0.5 * max(laws[0][o], laws[1][o]) for o in outputs)
-    assert accuracy - 0.5 == pytest.approx(eta_from_dp(eps, delta), abs=1e-14)
-    assert eta_from_curve(ApproxDPCurve(eps, delta)) == pytest.approx(accuracy - 0.5, abs=1e-14)
+    assert accuracy - 0.5 == pytest.approx(eta_from_dp(eps, delta, neighbours="replace_one"), abs=1e-14)
+    rec = ApproxDP(eps, delta, neighbours="replace_one")
+    assert eta_from_curve(tradeoff_curve(rec)) == pytest.approx(accuracy - 0.5, abs=1e-14)
+    # the same numbers read as an add/remove guarantee allow more (group privacy for two records)
+    assert eta_from_dp(eps, delta) >= accuracy - 0.5 - 1e-14
 
 
 def test_eta_from_dp_known_values() -> None:
+    rep = {"neighbours": "replace_one"}
+    assert eta_from_dp(0.0, **rep) == 0.0
+    assert eta_from_dp(0.0, 0.3, **rep) == pytest.approx(0.3 + 0.7 / 2 - 0.5)
+    assert eta_from_dp(math.log(3), **rep) == pytest.approx(0.75 - 0.5)  # 1/(1 + 1/3) = 3/4
+    assert eta_from_dp(800.0, 0.0, **rep) == pytest.approx(0.5)
+    # add/remove (the default): eta = (1 - e^-eps (1 - 2 delta)) / 2, the group-privacy curve's adv / 2
     assert eta_from_dp(0.0) == 0.0
-    assert eta_from_dp(0.0, 0.3) == pytest.approx(0.3 + 0.7 / 2 - 0.5)
-    assert eta_from_dp(math.log(3)) == pytest.approx(0.75 - 0.5)  # 1/(1 + 1/3) = 3/4
+    assert eta_from_dp(0.0, 0.1) == pytest.approx(0.1)  # two leaks of 0.1 give TV 0.2
+    assert eta_from_dp(math.log(3)) == pytest.approx((1 - 1 / 3) / 2)
     assert eta_from_dp(800.0, 0.0) == pytest.approx(0.5)
     with pytest.raises(MipkitValueError):
         eta_from_dp(-1.0)
@@ -86,13 +98,22 @@ def test_eta_from_dp_known_values() -> None:
 @settings(max_examples=60, deadline=None)
 @given(eps=EPS, delta=DELTA)
 def test_eta_from_curve_equals_thm4_for_approx_dp(eps: float, delta: float) -> None:
-    assert eta_from_curve(ApproxDPCurve(eps, delta)) == pytest.approx(eta_from_dp(eps, delta), abs=1e-13)
+    rep = tradeoff_curve(ApproxDP(eps, delta, neighbours="replace_one"))
+    assert eta_from_curve(rep) == pytest.approx(eta_from_dp(eps, delta, neighbours="replace_one"), abs=1e-13)
+    # add/remove: the closed form of the group-privacy curve agrees with its numeric supremum
+    add = ApproxDPCurve(eps, delta)
+    assert eta_from_curve(add) == pytest.approx(eta_from_dp(eps, delta), abs=1e-13)
+    numeric = float(np.max(np.asarray(GroupPrivacyCurve(add).tpr(GRID)) - GRID)) / 2
+    assert numeric <= eta_from_dp(eps, delta) + 1e-12 and numeric >= eta_from_dp(eps, delta) - 2e-3
 
 
 @settings(max_examples=40, deadline=None)
 @given(mu=MU)
 def test_eta_from_curve_for_gdp(mu: float) -> None:
-    assert eta_from_curve(GaussianCurve(mu)) == pytest.approx(stats.norm.cdf(mu / 2) - 0.5, abs=1e-14)
+    rep = tradeoff_curve(GDP(mu, neighbours="replace_one"))
+    assert eta_from_curve(rep) == pytest.approx(stats.norm.cdf(mu / 2) - 0.5, abs=1e-14)
+    # add/remove mu-GDP: a replacement is 2 mu-GDP (group privacy is exact for GDP)
+    assert eta_from_curve(GaussianCurve(mu)) == pytest.approx(stats.norm.cdf(mu) - 0.5, abs=1e-14)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -127,7 +148,7 @@ def test_mip_game_monte_carlo_attains_tpr_minus_fpr_two_eta(eps: float, delta: f
     tpr = guess[member].mean()
     fpr = guess[~member].mean()
     se = math.sqrt(tpr * (1 - tpr) / member.sum() + fpr * (1 - fpr) / (~member).sum())
-    eta = eta_from_dp(eps, delta)
+    eta = eta_from_dp(eps, delta, neighbours="replace_one")  # the game replaces the record
     assert abs((tpr - fpr) - 2 * eta) < 4 * se + 1e-12
     assert tpr - fpr > eta + 10 * se  # Thm 8 as printed (TPR <= FPR + eta) is violated
     assert tpr <= float(mip_tpr_bound(eta, fpr)) + 4 * se
@@ -314,12 +335,21 @@ def test_risk_falls_with_noise(s1: float, s2: float, sens: float, fpr: float) ->
 # risk_profile: the JSON contract of `mipkit risk --json`
 # --------------------------------------------------------------------------------------------------
 def test_risk_profile_contract() -> None:
-    curve = GaussianCurve(1.0)
+    curve = GaussianCurve(1.0)  # 1-GDP for add/remove: the MIP game (replace-one) sees 2-GDP
     prof = risk_profile(curve, fprs=(0.001, 0.1), baselines=(0.01,), base_rates=(0.5, 1 / 101), delta=1e-5)
     json.dumps(prof, allow_nan=False)
     assert prof["curve"] == curve.describe()
-    assert prof["eta"] == pytest.approx(stats.norm.cdf(0.5) - 0.5)
-    assert prof["accuracy"] == pytest.approx(stats.norm.cdf(0.5))
+    assert prof["neighbours"] == "add_remove" and prof["exact"] is True
+    assert prof["relations"] == {"membership": "add_remove", "mip_game": "replace_one"}
+    assert prof["relation_of"]["eta"] == "replace_one" and prof["relation_of"]["tpr_at_fpr"] == "add_remove"
+    assert prof["mip_curve"]["mu"] == 2.0 and prof["mip_curve"]["neighbours"] == "replace_one"
+    assert prof["eta"] == pytest.approx(stats.norm.cdf(1.0) - 0.5)
+    assert prof["accuracy"] == pytest.approx(stats.norm.cdf(1.0))
+    assert prof["mip_advantage"] == pytest.approx(2 * prof["eta"])
+    assert prof["mip_game_tpr_at_fpr"]["0.1"] == pytest.approx(stats.norm.cdf(stats.norm.ppf(0.1) + 2))
+    for key in ("eta", "advantage", "accuracy"):  # exact curve: the two sides agree
+        assert prof[f"{key}_lower"] == prof[key]
+    assert prof["tpr_at_fpr_lower"] == prof["tpr_at_fpr"]
     assert prof["advantage"] == pytest.approx(2 * stats.norm.cdf(0.5) - 1)
     assert set(prof["tpr_at_fpr"]) == {"0.001", "0.1"}
     assert prof["tpr_at_fpr"]["0.1"] == pytest.approx(stats.norm.cdf(stats.norm.ppf(0.1) + 1))
@@ -332,8 +362,11 @@ def test_risk_profile_contract() -> None:
     assert prof["precision_at_base_rate"]["0.5"]["0.5"] == pytest.approx(r / (r + a))
     # epsilon at delta = 1e-5 for mu = 1 is about 4.4 (the Gaussian mechanism's well-known value)
     assert GaussianCurve(1.0).delta_for_epsilon(prof["epsilon"]) == pytest.approx(1e-5, rel=1e-6)
-    assert 4.0 < prof["epsilon"] < 5.0
+    assert 4.0 < prof["epsilon"] < 5.0 and prof["epsilon_lower"] == prof["epsilon"]
     assert "epsilon" not in risk_profile(curve)
+    # a replace-one record: one curve for both relations
+    rep = risk_profile(tradeoff_curve(GDP(1.0, neighbours="replace_one")))
+    assert rep["eta"] == pytest.approx(stats.norm.cdf(0.5) - 0.5) and rep["neighbours"] == "replace_one"
 
 
 def test_risk_profile_epsilon_none_when_unreachable_and_bad_inputs() -> None:

@@ -14,14 +14,17 @@ from scipy import stats
 
 from mipkit import MipkitValueError
 from mipkit.accounting import (
+    GDP,
     TARGETS,
     AdvantageTarget,
+    ApproxDP,
     ApproxDPCurve,
     EpsilonTarget,
     EtaTarget,
     GaussianCurve,
-    LaplaceCurve,
+    LaplaceMechanism,
     PrecisionTarget,
+    PureDP,
     SubsampledGaussian,
     SuccessTarget,
     TprAtFprTarget,
@@ -33,13 +36,15 @@ from mipkit.accounting import (
     tradeoff_curve,
 )
 
+REP = {"neighbours": "replace_one"}
+# replace-one curves: there the MIP game's eta is half the curve's own advantage
 CLOSED = [
-    ApproxDPCurve(1.0),
-    ApproxDPCurve(2.0, 1e-3),
-    GaussianCurve(0.5),
-    GaussianCurve(2.5),
-    LaplaceCurve(1.0),
-    LaplaceCurve(0.4, sensitivity=2.0),
+    tradeoff_curve(PureDP(1.0, **REP)),
+    tradeoff_curve(ApproxDP(2.0, 1e-3, **REP)),
+    tradeoff_curve(GDP(0.5, **REP)),
+    tradeoff_curve(GDP(2.5, **REP)),
+    tradeoff_curve(LaplaceMechanism(1.0, **REP)),
+    tradeoff_curve(LaplaceMechanism(0.4, 2.0, **REP)),
 ]
 TARGET_EXAMPLES = [
     EtaTarget(0.1),
@@ -73,23 +78,38 @@ def reference_risk(target, curve) -> float:
 @pytest.mark.parametrize("curve", CLOSED, ids=repr)
 def test_risk_agrees_with_risk_functions_on_closed_forms(target, curve):
     assert target.risk(curve) == pytest.approx(reference_risk(target, curve), rel=1e-15, abs=1e-300)
+    assert target.risk_lower(curve) == target.risk(curve)  # exact curves: the two sides agree
+
+
+def test_eta_target_reads_the_replace_one_curve_of_an_add_remove_record():
+    assert EtaTarget.relation == "replace_one" and AdvantageTarget.relation is None
+    # 1-GDP for add/remove is 2-GDP for the MIP game's replacement: eta = Phi(1) - 1/2
+    assert EtaTarget(0.4).risk(GaussianCurve(1.0)) == pytest.approx(stats.norm.cdf(1.0) - 0.5, rel=1e-14)
+    assert AdvantageTarget(0.9).risk(GaussianCurve(1.0)) == pytest.approx(2 * stats.norm.cdf(0.5) - 1)
+    # (1, 0)-DP for add/remove: group privacy, adv = 1 - e^-1
+    assert EtaTarget(0.4).risk(ApproxDPCurve(1.0)) == pytest.approx((1 - math.exp(-1)) / 2, rel=1e-14)
 
 
 @pytest.fixture(scope="module")
 def dpsgd_curve():
-    return tradeoff_curve(SubsampledGaussian(1.0, 0.05, 30), value_discretization_interval=1e-3)
+    rec = SubsampledGaussian(1.0, 0.05, 30, neighbours="replace_one")  # eta = adv / 2 on this curve
+    return tradeoff_curve(rec, value_discretization_interval=1e-3)
 
 
 @pytest.mark.parametrize("target", TARGET_EXAMPLES, ids=lambda t: t.name)
 def test_risk_agrees_with_risk_functions_on_a_pld_curve(target, dpsgd_curve):
     # the fast path reads the PLD's supporting lines; the risk functions the curve's vertices
     assert target.risk(dpsgd_curve) == pytest.approx(reference_risk(target, dpsgd_curve), rel=1e-9, abs=1e-12)
+    # the optimistic side is a lower bound, within a grid's width of the pessimistic one
+    low = target.risk_lower(dpsgd_curve)
+    assert low <= target.risk(dpsgd_curve) + 1e-12
+    assert low >= target.risk(dpsgd_curve) - (0.05 if target.name == "epsilon" else 0.01)
 
 
 @settings(max_examples=40, deadline=None)
 @given(mu=st.floats(0.01, 6.0), fpr=st.floats(1e-4, 0.5), base=st.floats(1e-3, 0.5), r=st.floats(0.01, 0.99))
 def test_gaussian_risks_match_closed_forms(mu, fpr, base, r):
-    curve = GaussianCurve(mu)
+    curve = tradeoff_curve(GDP(mu, **REP))
     Phi, Phinv = stats.norm.cdf, stats.norm.ppf
     assert EtaTarget(0.4).risk(curve) == pytest.approx(Phi(mu / 2) - 0.5, rel=1e-10, abs=1e-15)
     assert AdvantageTarget(0.9).risk(curve) == pytest.approx(2 * Phi(mu / 2) - 1, rel=1e-10, abs=1e-15)
@@ -103,10 +123,10 @@ def test_gaussian_risks_match_closed_forms(mu, fpr, base, r):
 
 @pytest.mark.parametrize("target", TARGET_EXAMPLES, ids=lambda t: t.name)
 def test_gdp_mu_is_where_the_gaussian_risk_meets_the_target(target):
-    mu = target.gdp_mu()
+    mu = target.gdp_mu()  # for a mu-GDP curve of the target's relation (replace-one for eta)
     assert mu > 0 and math.isfinite(mu)
-    assert target.risk(GaussianCurve(mu)) == pytest.approx(target.value, rel=1e-9)
-    assert target.risk(GaussianCurve(mu * 1.01)) > target.value  # risk grows with mu
+    assert target.risk(tradeoff_curve(GDP(mu, **REP))) == pytest.approx(target.value, rel=1e-9)
+    assert target.risk(tradeoff_curve(GDP(mu * 1.01, **REP))) > target.value  # risk grows with mu
 
 
 def test_epsilon_target_gdp_mu_edges():

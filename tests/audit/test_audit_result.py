@@ -79,7 +79,12 @@ def test_to_dict_is_results_json_and_object_is_frozen(audit):
     # headline numbers are the strongest attack's; auc and TPR the largest over the score rows
     best = res.summaries[res.strongest_attack]
     assert res.eta == max(s.eta.eta for s in res.summaries.values()) == best.eta.eta
-    assert res.eta_ci == [e - 0.5 for e in clopper_pearson(best.eta.correct, best.eta.trials)]
+    # the headline interval is the cluster bootstrap's, simultaneous over the attacks; each attack keeps its
+    # Clopper-Pearson interval (trials as independent) beside its cluster intervals
+    assert res.eta_ci == res.headline["headline"]["eta_ci"] == stored["eta_ci"]
+    cp = [e - 0.5 for e in clopper_pearson(best.eta.correct, best.eta.trials)]
+    assert stored["attacks"][res.strongest_attack]["eta_ci"] == cp
+    assert res.eta_ci[0] < cp[0] and res.eta_ci[1] > cp[1]  # wider: dependence and the choice of attack
     assert res.auc == max(s.auc for s in res.summaries.values())
     # the per-record table is an attribute (scores.parquet), not a private key
     pd.testing.assert_frame_equal(res.scores, pd.read_parquet(out / "scores.parquet"))

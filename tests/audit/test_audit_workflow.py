@@ -15,14 +15,15 @@ from sklearn.linear_model import LogisticRegression
 from mipkit import MipkitValueError
 from mipkit.attacks import ltu_loss_game
 from mipkit.data.io import Dataset
+from mipkit.game.trainers import register_trainer
 from mipkit.report import read_results
 from mipkit.stats import clopper_pearson
 from mipkit.workflows.audit_model import (
     AuditConfig,
-    _certificate,
     independent_halves,
     run_audit,
 )
+from mipkit.workflows.audit_model_measure import read_certificate
 from mipkit.workflows.audit_result import vulnerability_table
 
 
@@ -174,6 +175,7 @@ def test_ltu_row_of_the_run_matches_its_game(forest_run):
     assert row["rounds"] == sum(min(m.sum(), (~m).sum()) for m in res.in_mask[: res.config.n_targets])
 
 
+@register_trainer
 class CertifiedTrainer(ClassifierMixin, BaseEstimator):
     """A logistic regression that carries a (pretend) MIP certificate, for the certificate plumbing."""
 
@@ -196,16 +198,60 @@ class CertifiedTrainer(ClassifierMixin, BaseEstimator):
         return self.model_.predict_proba(X)
 
 
+@register_trainer
+class CurveCertifiedTrainer(CertifiedTrainer):
+    """The certificate protocol with an f-DP trade-off curve: ``certificate_.to_dict()`` and
+    ``certificate_.tradeoff_curve`` (mu-GDP)."""
+
+    def __init__(self, eta=0.2, mu=1.0, random_state=None):
+        super().__init__(eta=eta, random_state=random_state)
+        self.mu = mu
+
+    def fit(self, X, y):
+        from mipkit.accounting import GaussianCurve
+
+        super().fit(X, y)
+        eta, curve = self.eta, GaussianCurve(self.mu)
+
+        class _Cert:
+            tradeoff_curve = curve
+
+            def to_dict(self):
+                return {"eta": eta, "exact": True, "relation": "replace-one"}
+
+        self.certificate_ = _Cert()
+        return self
+
+
+def test_certificate_protocol_with_a_tradeoff_curve():
+    from scipy.stats import norm
+
+    from mipkit.game.trainers import resolve_trainer
+    from mipkit.workflows.audit_model_measure import annotate_certificate
+
+    spec = resolve_trainer(f"{__name__}.CurveCertifiedTrainer", {"eta": 0.3, "mu": 1.0})
+    cert = read_certificate(spec, tiny(), np.arange(60), 0, (0.001, 0.01))
+    assert cert["exact"] is True and cert["relation"] == "replace-one" and cert["tradeoff"] == "GaussianCurve"
+    for f in (0.001, 0.01):  # 1 - f(alpha) = 1 - Phi(Phi^-1(1 - alpha) - mu)
+        assert cert["tpr_bound"][f"{f:g}"] == pytest.approx(1 - norm.cdf(norm.ppf(1 - f) - 1.0), rel=1e-9)
+    cert = annotate_certificate(cert, 120, (0.001, 0.01))
+    assert "random half of a pool of 120 records" in cert["premise"] and cert["exactness"].startswith("exact")
+    # without a curve the bound is FPR + 2 eta, and an estimated-sigma certificate says it is approximate
+    plain = annotate_certificate({"eta": 0.1, "exact": False}, 50, (0.01,))
+    assert plain["tpr_bound"]["0.01"] == pytest.approx(0.21) and plain["exactness"].startswith("approximate")
+
+
 def test_certificate_is_read_from_the_trainer():
     from mipkit.game.trainers import resolve_trainer
 
     spec = resolve_trainer(f"{__name__}.CertifiedTrainer", {"eta": 0.15})
     ds = tiny()
-    cert = _certificate(spec, ds, np.arange(60), 0)
+    cert = read_certificate(spec, ds, np.arange(60), 0, (0.01,))
     assert cert["eta"] == 0.15 and cert["source"] == "CertifiedTrainer" and cert["exact"] is False
     # a plain trainer carries none (and is not even fitted for the probe)
     assert (
-        _certificate(resolve_trainer("sklearn.linear_model.LogisticRegression"), ds, np.arange(60), 0) is None
+        read_certificate(resolve_trainer("sklearn.linear_model.LogisticRegression"), ds, np.arange(60), 0, ())
+        is None
     )
 
 

@@ -99,10 +99,35 @@ def test_fail_above_gives_exit_1(json_run, table, capsys):
     )
     assert main(args) == 1
     captured = capsys.readouterr()
-    assert json.loads(captured.out)["eta"] > 0.0
-    assert "exceeds" in captured.err
+    view = json.loads(captured.out)
+    assert view["eta"] > 0.0 and view["verdict"]["status"] == "finding"
+    assert view["verdict"]["policy"] == {"metric": "eta", "fail_above": 0.0}
+    assert "finding" in captured.err and "lies above the limit 0" in captured.err
+    assert view["eta_ci"][0] > 0.0  # a finding needs the whole simultaneous interval above the limit
     args[-1] = "0.49"
     assert main(args) == 0
+    assert json.loads(capsys.readouterr().out)["verdict"]["status"] == "pass"
+    # a limit inside the interval is inconclusive: exit 0, and the verdict says so
+    args[-1] = f"{(view['eta_ci'][0] + view['eta_ci'][1]) / 2:.4f}"
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out)["verdict"]["status"] == "inconclusive"
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf"])
+def test_fail_above_must_be_finite(value, table, tmp_path, capsys):
+    args = _audit_args(table / "tiny.csv", tmp_path / "run", "--fail-above", value)
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "finite" in err and "Traceback" not in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "run" / "results.json").exists()
+
+
+def test_fail_metric_is_checked(table, tmp_path, capsys):
+    base = _audit_args(table / "tiny.csv", tmp_path / "run", "--fail-above", "0.1")
+    assert main([*base, "--fail-metric", "tpr@0.05"]) == 2  # an FPR the audit does not measure
+    assert "does not measure" in capsys.readouterr().err
+    assert main([*base, "--fail-metric", "precision"]) == 2
+    assert "tpr@<fpr>" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
@@ -181,10 +206,22 @@ def test_config_file_and_flags(table, tmp_path, capsys):
 
 
 class _Captured:
-    """A stand-in for run_audit's result: what the command prints and tests against a threshold."""
+    """A stand-in for run_audit's result: what the command prints, with the verdict of its config's policy
+    (the workflow's :func:`verdict` on an eta of 0.3 with simultaneous interval [0.2, 0.4])."""
 
     eta = 0.3
     strongest_attack = "loss"
+
+    def __init__(self, config=None):
+        from mipkit.workflows.audit_verdict import verdict
+
+        stats = {
+            "headline": {"attack": "loss", "eta": 0.3, "eta_ci": [0.2, 0.4]},
+            "attacks": {},
+            "confidence": 0.95,
+        }
+        limit = None if config is None else config.fail_above
+        self.verdict = verdict(stats, fail_metric="eta", fail_above=limit)
 
     def to_dict(self):
         return {
@@ -215,7 +252,7 @@ def captured(monkeypatch):
                 "write_report": write_report,
             }
         )
-        return _Captured()
+        return _Captured(config)
 
     monkeypatch.setattr("mipkit.workflows.audit_model.run_audit", fake_run_audit)
     return calls
@@ -244,6 +281,11 @@ FLAG_CASES = [
     (["--ltu-rounds", "7"], [{"ltu_rounds": 7}]),
     (["--certified-eta", "0.1"], [{"certified_eta": 0.1}]),
     (["--confidence", "0.9"], [{"confidence": 0.9}]),
+    (["--fail-above", "0.2"], [{"fail_above": 0.2}, {"fail-above": 0.2}]),
+    (["--fail-metric", "auc"], [{"fail_metric": "auc"}, {"fail-metric": "auc"}]),
+    (["--scale"], [{"scale": True}]),
+    (["--include-labels"], [{"include_labels": True}, {"include-labels": True}]),
+    (["--n-boot", "200"], [{"n_boot": 200}, {"n-boot": 200}]),
     (["--quiet"], [{"quiet": True}]),
     (["--no-report"], [{"no_report": True}, {"no-report": True}]),
 ]
@@ -268,7 +310,7 @@ def test_model_json_and_fail_above_keys(captured, tmp_path, capsys):
     cfg.write_text("model: pkg.FromFile\njson: true\nfail-above: 0.1\n")
     assert main(["audit", "--config", str(cfg)]) == 1  # --model satisfied by the file; eta 0.3 > 0.1
     out = capsys.readouterr()
-    assert json.loads(out.out)["eta"] == 0.3 and "exceeds" in out.err
+    assert json.loads(out.out)["eta"] == 0.3 and "lies above the limit 0.1" in out.err
     assert captured[-1]["config"].model == "pkg.FromFile"
     # flags given on the command line override the file
     assert main(["audit", "--config", str(cfg), "--model", "pkg.Flag", "--fail-above", "0.4"]) == 0

@@ -182,7 +182,7 @@ def test_label_smoothing_targets_and_a_zero_is_hard_training(medium):
         ({"alpha": True}, "'alpha' parameter"),
         ({"n_splits": 1}, "'n_splits' parameter"),
         ({"base": "sklearn.linear_model.LogisticRegression"}, "cannot learn from soft targets"),
-        ({"base": "no.such.Trainer"}, "cannot be imported"),
+        ({"base": "no.such.Trainer"}, "no.such.Trainer"),
         ({"base": 3}, "'base' parameter"),
         ({"base_params": [1]}, "'base_params' parameter"),
         ({"alpha_grid": [-1]}, "'alpha_grid' parameter"),

@@ -15,7 +15,7 @@ from mipkit.game import TrainerSpec, predict_full_proba, resolve_trainer
 @pytest.mark.parametrize(
     ("path", "message"),
     [
-        ("nonexistent_pkg_xyz.models.Model", "cannot be imported"),
+        ("nonexistent_pkg_xyz.models.Model", "was not imported"),  # outside sklearn/mipkit, not allowed
         ("sklearn.linear_model.NoSuchModel", "has no attribute"),
         ("LogisticRegression", "import path"),
         ("", "import path"),

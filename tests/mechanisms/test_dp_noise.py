@@ -12,8 +12,7 @@ from scipy import stats
 from sklearn.linear_model import LogisticRegression
 
 from mipkit._validation import MipkitValueError
-from mipkit.accounting import GaussianMechanism, tradeoff_curve
-from mipkit.accounting.curves import GaussianCurve, LaplaceCurve
+from mipkit.accounting import GaussianMechanism, LaplaceMechanism, tradeoff_curve
 from mipkit.accounting.risk import eta_from_curve, eta_from_dp
 from mipkit.attacks.bayes import optimal_accuracy_1d
 from mipkit.mechanisms.dp_noise import (
@@ -31,13 +30,14 @@ ETAS = [0.01, 0.05, 0.1, 0.2, 0.4]
 @pytest.mark.parametrize("eta", ETAS)
 def test_laplace_exact_curve_inverse(eta):
     b = laplace_scale_for_eta(eta, 3.0, method="exact-curve")
-    assert eta_from_curve(LaplaceCurve(scale=b, sensitivity=3.0)) == pytest.approx(eta, rel=1e-9)
+    curve = tradeoff_curve(LaplaceMechanism(b, 3.0, neighbours="replace_one"))  # replace-one sensitivity
+    assert eta_from_curve(curve) == pytest.approx(eta, rel=1e-9)
 
 
 @pytest.mark.parametrize("eta", ETAS)
 def test_thm4_inverse(eta):
     eps = epsilon_for_eta(eta)
-    assert eta_from_dp(eps, 0.0) == pytest.approx(eta, rel=1e-12)
+    assert eta_from_dp(eps, 0.0, neighbours="replace_one") == pytest.approx(eta, rel=1e-12)
     assert laplace_scale_for_eta(eta, 2.0, method="thm4") == pytest.approx(2.0 / eps)
     assert exp_norm_l2_scale_for_eta(eta, 2.0) == pytest.approx(2.0 / eps)
 
@@ -45,7 +45,10 @@ def test_thm4_inverse(eta):
 @pytest.mark.parametrize("eta", ETAS)
 def test_gaussian_inverse(eta):
     sigma = gaussian_sigma_for_eta(eta, 1.5)
-    assert eta_from_curve(tradeoff_curve(GaussianMechanism(sigma, 1.5))) == pytest.approx(eta, rel=1e-9)
+    curve = tradeoff_curve(GaussianMechanism(sigma, 1.5, neighbours="replace_one"))
+    assert eta_from_curve(curve) == pytest.approx(eta, rel=1e-9)
+    # the same noise for an add/remove sensitivity of half as much (a replacement moves the query by 2L)
+    assert eta_from_curve(tradeoff_curve(GaussianMechanism(sigma, 0.75))) == pytest.approx(eta, rel=1e-9)
 
 
 @settings(max_examples=50, deadline=None)
@@ -55,11 +58,11 @@ def test_calibrated_noise_is_the_closed_form_on_the_safe_side(eta, sens):
     sigma = gaussian_sigma_for_eta(eta, sens)
     closed = sens / (2.0 * stats.norm.ppf(0.5 + eta))  # 2 Phi(mu/2) - 1 = 2 eta, mu = L / sigma
     assert sigma == pytest.approx(closed, rel=1e-11) and sigma >= closed
-    assert eta_from_curve(GaussianCurve(sens / sigma)) <= eta
+    assert eta_from_curve(tradeoff_curve(GaussianMechanism(sigma, sens, neighbours="replace_one"))) <= eta
     b = laplace_scale_for_eta(eta, sens, method="exact-curve")
     closed = sens / (-2.0 * math.log1p(-2.0 * eta))  # 1 - exp(-L / (2b)) = 2 eta
     assert b == pytest.approx(closed, rel=1e-11)
-    assert eta_from_curve(LaplaceCurve(b, sens)) <= eta
+    assert eta_from_curve(tradeoff_curve(LaplaceMechanism(b, sens, neighbours="replace_one"))) <= eta
 
 
 @settings(max_examples=50, deadline=None)

@@ -229,3 +229,79 @@ def test_dcr_scores_and_overfitting_protection_by_hand():
     np.testing.assert_allclose(dcr_scores(d), -d)
     prot = dcr_overfitting_protection(train, holdout, syn, metric="euclidean", random_state=0, n_jobs=1)
     assert prot["share_closer_to_train"] == 1.0 and prot["score"] == 0.0 and prot["n_real_each"] == 4
+
+
+def test_numeric_secret_falls_back_to_the_mode():
+    # Francis & Wagner's most-frequent value (their code: dfCol.mode()[0]), numeric secrets too
+    from mipkit.attacks.inference import most_frequent_guesses
+
+    ref = pd.DataFrame({"x": [1.0, 5.0, 5.0, 9.0, 9.0, 12.0, 14.0, np.nan, np.nan, np.nan]})
+    g = most_frequent_guesses(ref, secret="x", n=3, numeric=True)
+    assert g.tolist() == [float(ref["x"].mode()[0])] * 3 == [5.0] * 3  # ties: the smallest, NaN ignored
+    assert np.median(ref["x"].dropna()) != 5.0  # (the former median fallback would differ)
+
+
+def test_like_for_like_pairs_and_their_intervals():
+    # attack "nearest" right on 8/10 targets, its own baseline on 5/10; "model" right on 9/10 vs its own
+    # baseline 9/10; the most-frequent value is right on 7/10 (would be the wrong baseline for "nearest")
+    truth = np.array(list("aaaaabbbbb"), dtype=object)
+    right = lambda k: np.where(np.arange(10) < k, truth, np.where(truth == "a", "b", "a"))  # noqa: E731
+    guesses = InferenceGuesses(
+        secret="y",
+        known=("z",),
+        numeric=False,
+        tolerance=0.0,
+        rows=np.arange(10),
+        truth=truth,
+        attacks={"nearest": (right(8), np.linspace(1, 0, 10)), "model": (right(9), np.ones(10))},
+        baselines={"nearest": right(5), "model": right(9), "most_frequent": right(7)},
+    )
+    res = measure_inference(guesses, n_bootstrap=500, random_state=3)
+    assert res.pairs == {"nearest": "nearest", "model": "model"}
+    assert res.pi_of("nearest") == pytest.approx((0.8 - 0.5) / 0.5)
+    assert res.pi_of("model") == pytest.approx(0.0)
+    assert res.primary == "nearest"  # the strongest like-for-like pair
+    assert res.precision_improvement == pytest.approx(0.6) and res.baseline == "nearest"
+    assert res.best_baseline == "model"  # F&W's best analysis, reported separately
+    d = res.to_dict()
+    assert d["pairs"]["model"]["precision_improvement"] == pytest.approx(0.0)
+    assert d["best_baseline"] == "model" and d["best_baseline_precision"] == pytest.approx(0.9)
+    # the paired bootstrap by hand: the same resampled targets for attack and baseline
+    rng = np.random.default_rng(3)
+    a, b = right(8) == truth, right(5) == truth
+    idx = rng.integers(0, 10, size=(500, 10))
+    pa, pb = a[idx].mean(axis=1), b[idx].mean(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        reps = np.where(pb < 1, (pa - pb) / (1 - pb), np.nan)
+    reps = reps[np.isfinite(reps)]
+    lo, hi = res.pi_interval("nearest")
+    assert [lo, hi] == pytest.approx(list(np.quantile(reps, [0.025, 0.975])))
+    assert lo <= 0.6 <= hi
+
+
+def test_pi_not_a_number_says_why():
+    truth = np.array(["a"] * 6, dtype=object)
+    guesses = InferenceGuesses(
+        secret="y",
+        known=("z",),
+        numeric=False,
+        tolerance=0.0,
+        rows=np.arange(6),
+        truth=truth,
+        attacks={"nearest": (truth.copy(), np.ones(6))},
+        baselines={"nearest": truth.copy(), "most_frequent": truth.copy()},
+    )
+    res = measure_inference(guesses)
+    assert np.isnan(res.precision_improvement)
+    assert "already right on every target" in res.to_dict()["precision_improvement_note"]
+
+
+def test_numeric_tolerance_is_stored_as_a_share():
+    rng = np.random.default_rng(8)
+    n = 200
+    orig = pd.DataFrame({"z": rng.normal(size=n).round(2), "age": rng.integers(20, 70, n).astype(float)})
+    schema = check_tables(orig, {"synthetic": orig})
+    res = attribute_inference(orig, orig, secret="age", schema=schema, n_attacks=30, tolerance=0.1, n_jobs=1)
+    d = res.to_dict()
+    assert d["tolerance_share"] == 0.1 and "tolerance" not in d
+    assert res.tolerance == pytest.approx(0.1 * np.ptp(orig["age"]))

@@ -123,16 +123,25 @@ def test_privacy_loss_detects_copies_and_is_reproducible():
     rng = np.random.default_rng(0)
     train, test = rng.normal(size=(300, 4)), rng.normal(size=(300, 4))
     leaky = train + 0.01 * rng.normal(size=train.shape)  # near copies of the training data
-    pl = privacy_loss(train, test, leaky, metric="euclidean", random_state=1, n_bootstrap=200, n_jobs=1)
+    pl = privacy_loss(train, test, leaky, metric="euclidean", random_state=1, n_jobs=1)
     assert pl.train.value < 0.35  # half the sampled training rows have a copy in synthetic_1
     assert pl.value > 0.2
-    assert pl.bootstrap["privacy_loss_ci"][0] > 0
+    assert pl.intervals["method"] == "jackknife"
+    assert pl.intervals["privacy_loss_ci"][0] > 0
     fresh = rng.normal(size=(300, 4))
-    pl0 = privacy_loss(train, test, fresh, metric="euclidean", random_state=1, n_bootstrap=200, n_jobs=1)
-    lo, hi = pl0.bootstrap["privacy_loss_ci"]
+    pl0 = privacy_loss(train, test, fresh, metric="euclidean", random_state=1, n_jobs=1)
+    lo, hi = pl0.intervals["privacy_loss_ci"]
     assert lo < 0 < hi
-    again = privacy_loss(train, test, fresh, metric="euclidean", random_state=1, n_bootstrap=200, n_jobs=1)
+    again = privacy_loss(train, test, fresh, metric="euclidean", random_state=1, n_jobs=1)
     assert again.to_dict() == pl0.to_dict()
+    # the former record bootstrap is still available (for comparisons), under its own field name
+    old = privacy_loss(
+        train, test, leaky, metric="euclidean", random_state=1, interval="record-bootstrap", n_bootstrap=200
+    )
+    assert (
+        old.intervals["method"] == "record-bootstrap" and old.to_dict()["bootstrap"]["privacy_loss_ci"][0] > 0
+    )
+    assert old.value == pl.value
 
 
 def test_kneighbors_self_exclusion_keeps_duplicates():

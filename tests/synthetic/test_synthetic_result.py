@@ -47,7 +47,17 @@ def _auc(scores, labels):
 
 def test_to_dict_is_json_and_written_results(result, tmp_path):
     d = result.to_dict()
-    assert list(d) == ["inputs", "nnaa", "dcr", "inference", "timings_s"]
+    assert list(d) == [
+        "inputs",
+        "nnaa",
+        "dcr",
+        "inference",
+        "inference_family",
+        "timings_s",
+        "policy",
+        "verdict",
+        "checks",
+    ]
     json.dumps(d, allow_nan=False)  # plain JSON types only
     run = result.write(tmp_path / "run")
     saved = read_results(run)
@@ -77,11 +87,11 @@ def test_to_frame_rows_match_independent_numbers(result):
 
     pl = one("nnaa", None, "nnaa", "privacy_loss")
     assert pl["value"] == pytest.approx(result.nnaa.test.value - result.nnaa.train.value)
-    assert [pl["ci_low"], pl["ci_high"]] == result.nnaa.bootstrap["privacy_loss_ci"]
+    assert [pl["ci_low"], pl["ci_high"]] == result.nnaa.intervals["privacy_loss_ci"]
     sc = result.scores
     auc = one("dcr", None, "dcr", "auc")
     assert auc["value"] == pytest.approx(_auc(-sc["dcr"].to_numpy(), sc["member"].to_numpy()))
-    assert np.isnan(auc["ci_low"])
+    assert auc["ci_low"] < auc["value"] < auc["ci_high"]  # DeLong
     copies = one("dcr", None, "dcr", "exact_match_share")
     assert copies["value"] == pytest.approx(np.mean(sc.loc[sc["member"] == 1, "dcr"] == 0))
     for secret in ("sex", "age"):
@@ -92,9 +102,17 @@ def test_to_frame_rows_match_independent_numbers(result):
         assert (p["ci_low"], p["ci_high"]) == pytest.approx(wilson(k, n))
         base = one("inference", secret, "baseline:most_frequent", "precision")
         assert base["value"] == pytest.approx(tgt["baseline_most_frequent_correct"].mean())
-        best = max(tgt[c].mean() for c in tgt.columns if c.startswith("baseline_"))
-        pi = one("inference", secret, "nearest", "precision_improvement")["value"]
-        assert pi == pytest.approx((k / n - best) / (1 - best))
+        # like for like: the nearest-neighbour attack against the nearest-neighbour baseline
+        same = tgt["baseline_nearest_correct"].mean()
+        pi = one("inference", secret, "nearest", "precision_improvement")
+        assert pi["value"] == pytest.approx((k / n - same) / (1 - same))
+        assert pi["ci_low"] <= pi["value"] <= pi["ci_high"]
+        k_m = int(tgt["attack_model_correct"].sum())
+        same_m = tgt["baseline_model_correct"].mean()
+        pi_m = one("inference", secret, "model", "precision_improvement")["value"]
+        assert pi_m == pytest.approx((k_m / n - same_m) / (1 - same_m))
+        headline = result.inference[secret]
+        assert headline.precision_improvement == pytest.approx(max(pi["value"], pi_m))
         risk = one("inference", secret, "nearest", "control_risk")
         assert risk["ci_low"] <= risk["value"] <= risk["ci_high"]
 

@@ -1,26 +1,23 @@
 """Calibrate noise to an operational risk target instead of to an epsilon (docs/theory.md section 3).
 
 One routine, in the shape of dp_accounting's ``calibrate_dp_mechanism``: :func:`calibrate` takes a
-*family* (a function from a noise parameter to a mechanism record, e.g. ``lambda z: SubsampledGaussian(z,
-q, T)``) and a *target* (:mod:`mipkit.accounting.targets`), and returns the smallest noise whose
-certified risk meets the target, as a frozen :class:`Calibration` record. The risk of a noise is
-``target.risk(tradeoff_curve(family(noise)))``; it never grows with the noise.
+*family* (a function from a parameter to a mechanism record, e.g. ``lambda z: SubsampledGaussian(z, q, T)``;
+:mod:`mipkit.accounting.families`) and a *target* (:mod:`mipkit.accounting.targets`), and returns the
+smallest noise (or, for a budget such as epsilon or the number of steps, the largest value) whose certified
+risk meets the target, as a frozen :class:`Calibration` record.
 
-* Search (:func:`~mipkit.accounting.search.bracketed_search`): bracket from a start, Brent's method on
-  ``log(noise)``, close the bracket to a relative width ``rtol``. Curves without a closed form (DP-SGD,
-  compositions) are evaluated on a coarse pessimistic PLD during the search.
-* Safe side: the answer is re-checked, and the noise raised by ``1 + rtol`` until the check passes, so the
-  returned noise never exceeds the target through rounding. For closed-form curves the check is the exact
-  curve; for PLD curves a finer pessimistic PLD (``achieved_fine``). Pessimistic PLDs over-estimate
-  risk, so both numbers are upper bounds on the true risk.
-* ``converged`` is computed: the final bracket between a noise that misses the target and one that meets
-  it is narrower than ``rtol``.
-
-Three ready families carry what makes their search fast: :func:`gaussian_family` (Gaussian ``sigma``,
-started at the exact closed form ``sigma = L / mu`` of mu-GDP, so the search only confirms it),
-:func:`laplace_family` (Laplace scale, exact curve) and :func:`dpsgd_family` (DP-SGD noise multiplier,
-started from the central-limit approximation ``mu = q sqrt(T (e^{1/sigma^2} - 1))`` of Bu et al. 2020;
-risks from the PLD's supporting lines without building the whole curve).
+* **Closed forms** (Gaussian, Laplace, ``(eps, delta)``-DP, GDP, RDP): Brent's method on ``log(noise)``
+  over the exact curve, then the safe side is checked in 60-digit arithmetic
+  (:func:`mipkit.accounting.exact.exact_meets`) and the noise raised by ``1 + rtol`` until it passes.
+* **PLD curves** (DP-SGD, compositions): the search runs on the pessimistic PLD of a grid; the answer is
+  then tested for minimality on the optimistic PLD: if the optimistic risk at ``noise / (1 + tolerance)``
+  still exceeds the target, the true risk there does too, so no noise below it is safe and ``noise`` is
+  within ``tolerance`` (0.5% by default) of the minimal safe noise. Otherwise the grid is refined (by the
+  factor the width of the two sides calls for) and the search resumed, up to a cost cap.
+* **No false refusals.** A target is called unreachable only when even the optimistic risk at the top of
+  the search range exceeds it (the message says so); when only the pessimistic risk does, the grid is
+  refined. A target that no member of the family can miss (the no-noise limit meets it) and an epsilon
+  target at ``delta = 0`` for Gaussian noise are refused before searching, with the reason.
 """
 
 from __future__ import annotations
@@ -31,23 +28,34 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
-from mipkit._validation import MipkitValueError, check_interval, check_positive, check_sample_rate
+from mipkit._validation import MipkitValueError, check_interval
+from mipkit.accounting.calibration_paths import Oriented, adaptive, closed, fixed_grid, integer
 from mipkit.accounting.curves import has_closed_form, tradeoff_curve
-from mipkit.accounting.mechanisms import (
-    ApproxDP,
-    GaussianMechanism,
-    LaplaceMechanism,
-    Mechanism,
-    SubsampledGaussian,
+from mipkit.accounting.families import (
+    MechanismFamily,
+    dpsgd_family,
+    gaussian_family,
+    laplace_family,
+    parameter_family,
 )
-from mipkit.accounting.search import MonotoneRisk, bracketed_search, raise_until_safe
+from mipkit.accounting.mechanisms import Mechanism
 from mipkit.accounting.targets import EpsilonTarget, RiskTarget
 
-__all__ = ["Calibration", "MechanismFamily", "calibrate", "dpsgd_family", "gaussian_family", "laplace_family"]
+__all__ = [
+    "Calibration",
+    "MechanismFamily",
+    "calibrate",
+    "dpsgd_family",
+    "gaussian_family",
+    "laplace_family",
+    "parameter_family",
+]
 
-#: Relative tolerance of the search for closed-form curves and for PLD curves, unless the family says.
-_RTOL_CLOSED, _RTOL_PLD = 1e-10, 1e-3
-#: Fine PLD grid of the re-check, relative to the search grid.
+#: Relative tolerance of the search for closed-form curves.
+_RTOL_CLOSED = 1e-10
+#: Default relative tolerance on the noise of a PLD calibration.
+DEFAULT_NOISE_TOLERANCE = 0.005
+#: Fine PLD grid of the re-check of a fixed-grid calibration, relative to the search grid.
 _FINE_FACTOR = 5.0
 
 
@@ -82,6 +90,19 @@ class Calibration:
     details : dict
         Target parameters (fpr, baseline, ...), the family's fixed parameters, tolerance, grids, start,
         bracket and the number of risk evaluations.
+    noise_lower : float or None
+        A value the minimal safe one cannot be below (for a risk that grows with the parameter, above):
+        the optimistic risk there misses the target (PLD), or the search's bracket (closed forms). None
+        when not established.
+    achieved_lower : float or None
+        The optimistic (lower) risk at ``noise``; equal to ``achieved_fine`` for exact curves.
+    tolerance : float or None
+        The relative tolerance on the noise the result is minimal to (``noise / noise_lower - 1``).
+    minimal : bool
+        Whether ``noise`` is proved within ``tolerance`` of the smallest safe value (largest, for a risk
+        that grows with the parameter).
+    neighbours : str or None
+        The relation of the risk: the target's (replace-one for eta), else the record's.
     """
 
     noise: float
@@ -94,6 +115,11 @@ class Calibration:
     converged: bool
     seconds: float
     details: dict = field(default_factory=dict)
+    noise_lower: float | None = None
+    achieved_lower: float | None = None
+    tolerance: float | None = None
+    minimal: bool = True
+    neighbours: str | None = None
 
     def to_dict(self) -> dict:
         """JSON-ready dict of every field (``mechanism`` as its record dict)."""
@@ -101,167 +127,6 @@ class Calibration:
         out["mechanism"] = self.mechanism.to_dict()
         out["details"] = dict(self.details)
         return out
-
-
-# ---------------------------------------------------------------------------------------------------
-# Families
-# ---------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class MechanismFamily:
-    """Mechanism records indexed by one noise parameter, with what the search needs to know about them.
-
-    Parameters
-    ----------
-    build : callable
-        ``noise -> Mechanism``; the risk of ``build(noise)`` must not grow with ``noise``.
-    parameter_name : str, default="noise"
-        Name of the parameter (in results and messages).
-    label : str, default="this mechanism family"
-        Name of the family in messages.
-    low, high : float, default=1e-6, 1e6
-        Search range of the parameter.
-    step : float, default=4.0
-        Bracketing factor.
-    first_step : float, optional
-        Factor of the first bracketing step; ``1 + 1e-12`` with an exact ``start`` makes the search a
-        check of the closed form.
-    start : callable, optional
-        ``target -> first noise tried`` (default: the geometric middle of ``[low, high]``).
-    rtol : float, optional
-        Relative tolerance on the parameter (default ``1e-10`` for closed-form curves, ``1e-3`` for PLDs).
-    least_private : Mechanism, optional
-        A mechanism at least as risky as every member (the limit as the noise goes to 0): when it meets
-        the target, so does every noise. ``least_private_why`` says why, for the message.
-    never_pure_dp : bool, default=False
-        No member is ``(eps, 0)``-DP (Gaussian noise): an epsilon target at delta 0 is unreachable.
-    params : dict, optional
-        The family's fixed parameters, copied into :attr:`Calibration.details`.
-    method : str, default="Brent on log(noise)"
-        How the search goes, for :attr:`Calibration.details`.
-    """
-
-    build: Callable[[float], Mechanism]
-    parameter_name: str = "noise"
-    label: str = "this mechanism family"
-    low: float = 1e-6
-    high: float = 1e6
-    step: float = 4.0
-    first_step: float | None = None
-    start: Callable[[RiskTarget], float] | None = None
-    rtol: float | None = None
-    least_private: Mechanism | None = None
-    least_private_why: str = ""
-    never_pure_dp: bool = False
-    params: dict = field(default_factory=dict)
-    method: str = "Brent on log(noise)"
-
-    def __call__(self, noise: float) -> Mechanism:
-        return self.build(noise)
-
-    @property
-    def words(self) -> str:
-        """The parameter's name in words (``"noise multiplier"``)."""
-        return self.parameter_name.replace("_", " ")
-
-
-def _additive_family(record: type[Mechanism], sensitivity: float, owner: str, **kw: Any) -> MechanismFamily:
-    """``noise -> record(noise, L)`` for additive noise on a query of sensitivity ``L``, searched in
-    ``[1e-6 L, 1e6 L]``."""
-    sens = check_positive("sensitivity", sensitivity, owner=owner)
-    return MechanismFamily(
-        build=lambda noise: record(noise, sens),
-        low=1e-6 * sens,
-        high=1e6 * sens,
-        params={"sensitivity": sens},
-        **kw,
-    )
-
-
-def gaussian_family(sensitivity: float = 1.0) -> MechanismFamily:
-    """``sigma -> GaussianMechanism(sigma, L)``, started at the exact answer ``sigma = L / mu``.
-
-    The mechanism is ``mu``-GDP with ``mu = L / sigma`` (Dong, Roth & Su 2022, Thm 2.7), and every target
-    has a closed form in ``mu`` (:meth:`~mipkit.accounting.targets.RiskTarget.gdp_mu`): e.g. advantage
-    ``2 Phi(mu/2) - 1``, TPR at FPR ``Phi(Phi^-1(alpha) + mu)``. The search checks ``L / mu`` and
-    ``L / mu / (1 + 1e-12)`` on the exact curve, so the answer is the closed form (raised by ``1e-12`` when
-    rounding leaves it a hair short).
-    """
-
-    def start(target: RiskTarget) -> float:
-        mu = target.gdp_mu()
-        return float(sensitivity) / mu if mu > 0.0 else math.inf
-
-    return _additive_family(
-        GaussianMechanism,
-        sensitivity,
-        "gaussian_family",
-        parameter_name="sigma",
-        label="the Gaussian mechanism",
-        first_step=1.0 + 1e-12,
-        start=start,
-        rtol=1e-11,
-        never_pure_dp=True,
-        method="closed form (mu-GDP), checked on the exact curve",
-    )
-
-
-def laplace_family(sensitivity: float = 1.0) -> MechanismFamily:
-    """``b -> LaplaceMechanism(b, L)`` on the exact Laplace curve (tighter than ``(L/b, 0)``-DP), started
-    at ``b = L``."""
-    return _additive_family(
-        LaplaceMechanism,
-        sensitivity,
-        "laplace_family",
-        parameter_name="scale",
-        label="the Laplace mechanism",
-        start=lambda target: float(sensitivity),
-        method="Brent on log(scale), exact Laplace curve",
-    )
-
-
-def dpsgd_family(sample_rate: float, steps: int) -> MechanismFamily:
-    """``z -> SubsampledGaussian(z, q, T)``: the DP-SGD noise multiplier at Poisson rate ``q``, ``T`` steps.
-
-    Starts from the central-limit approximation of DP-SGD as mu-GDP, ``mu = q sqrt(T (e^{1/z^2} - 1))``
-    (Bu, Dong, Long & Su 2020, Thm 5; ``q = 1``: exactly ``sqrt(T) / z``), brackets by factors of 1.25
-    in ``[0.05, 1000]``. With no noise a record is detected exactly when it is sampled (probability
-    ``1 - (1-q)^T``) and is invisible otherwise: the ``(0, 1 - (1-q)^T)``-DP curve bounds every DP-SGD
-    curve from below, so a target that it meets is met by any noise.
-    """
-    owner = "dpsgd_family"
-    q = check_sample_rate(sample_rate, owner=owner)
-    t = int(SubsampledGaussian(1.0, q, steps).steps)  # validates steps
-    low, high = 0.05, 1e3
-
-    def start(target: RiskTarget) -> float:
-        try:
-            mu = target.gdp_mu()
-        except (ValueError, ArithmeticError):  # pragma: no cover - defensive
-            return 1.0
-        if not (mu > 0.0 and math.isfinite(mu)):
-            return 1.0
-        if q >= 1.0:
-            return max(math.sqrt(t) / mu, low)
-        ratio = (mu / q) ** 2 / t
-        return float(min(max(1.0 / math.sqrt(math.log1p(ratio)), low), high))
-
-    sampled = -math.expm1(t * math.log1p(-q)) if q < 1.0 else 1.0
-    return MechanismFamily(
-        build=lambda z: SubsampledGaussian(z, q, t),
-        parameter_name="noise_multiplier",
-        label="DP-SGD",
-        low=low,
-        high=high,
-        step=1.25,
-        start=start,
-        least_private=ApproxDP(0.0, sampled) if sampled < 1.0 else None,
-        least_private_why=(
-            f"with sampling rate {q:g} over {t} steps a record is used with probability {sampled:.4g}"
-        ),
-        never_pure_dp=True,
-        params={"sample_rate": q, "steps": t},
-        method="Brent on log(noise) over a pessimistic PLD, re-checked on a finer PLD",
-    )
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -275,7 +140,7 @@ def _refuse_trivial(family: MechanismFamily, target: RiskTarget) -> None:
             f"not (eps, 0)-DP for any finite {family.words}. Give a delta > 0."
         )
     if family.least_private is not None:
-        cap = target.risk(tradeoff_curve(family.least_private))
+        cap = target.risk(tradeoff_curve(family.least_private, neighbours=target.relation))
         if cap <= target.value:
             raise MipkitValueError(
                 f"The {target.name!r} target {target.value:g} is met by any {family.words}: "
@@ -291,24 +156,34 @@ def calibrate(
     rtol: float | None = None,
     value_discretization_interval: float | None = None,
     fine_discretization_interval: float | None = None,
+    tolerance: float | None = None,
+    max_points: int | None = None,
 ) -> Calibration:
-    """Smallest noise of a mechanism family whose certified risk meets a target.
+    """Smallest noise (largest budget) of a mechanism family whose certified risk meets a target.
 
     Parameters
     ----------
     family : MechanismFamily or callable
         ``noise -> Mechanism`` (a bare function gets the defaults of :class:`MechanismFamily`), e.g.
-        :func:`gaussian_family`, :func:`laplace_family`, :func:`dpsgd_family` or
-        ``lambda z: SubsampledGaussian(z, 0.01, 1000)``.
+        :func:`gaussian_family`, :func:`laplace_family`, :func:`dpsgd_family`,
+        :func:`parameter_family` (any parameter of any record) or ``lambda z: SubsampledGaussian(z, 0.01,
+        1000)``.
     target : RiskTarget
-        E.g. ``TprAtFprTarget(fpr=0.01, value=0.1)``.
+        E.g. ``TprAtFprTarget(fpr=0.01, value=0.1)``. The risk is computed for the target's relation
+        (replace-one for MIP eta) or the record's.
     rtol : float, optional
-        Relative tolerance on the noise, in (0, 0.1); default the family's.
+        Relative tolerance of the search, in (0, 0.1); default ``1e-10`` for closed forms, a quarter of
+        ``tolerance`` for PLDs.
     value_discretization_interval : float, optional
-        PLD grid of the search for curves without a closed form (default: the PLD default, ``1e-3`` for
-        DP-SGD).
+        A fixed PLD grid for the search (the adaptive two-sided search is then off, and the answer is
+        re-checked on ``fine_discretization_interval``, default a fifth of it).
     fine_discretization_interval : float, optional
-        PLD grid of the re-check (``achieved_fine``), at most the search grid; default a fifth of it.
+        The fixed-grid re-check grid.
+    tolerance : float, optional
+        Relative tolerance on the noise for PLD curves (default 0.005): the answer is proved within it of
+        the minimal safe noise, or ``minimal`` is False (cost cap reached).
+    max_points : int, optional
+        Cost cap: the most points of a composed PLD (default 4,000,000).
 
     Returns
     -------
@@ -320,6 +195,8 @@ def calibrate(
     >>> round(calibrate(gaussian_family(), AdvantageTarget(0.1)).noise, 4)
     3.9789
     """
+    from mipkit.accounting.pld_build import DEFAULT_MAX_POINTS
+
     clock = time.perf_counter()
     owner = "calibrate"
     fam = family if isinstance(family, MechanismFamily) else MechanismFamily(build=family)
@@ -330,72 +207,72 @@ def calibrate(
             f"The 'target' parameter of {owner} must be a risk target (EtaTarget, TprAtFprTarget, ...). "
             f"Got {type(target).__name__} instead."
         )
-    guess = float(fam.start(target)) if fam.start is not None else math.sqrt(fam.low * fam.high)
-    probe = fam(min(max(guess, fam.low), fam.high))
-    closed = has_closed_form(probe)
-    default_rtol = fam.rtol if fam.rtol is not None else (_RTOL_CLOSED if closed else _RTOL_PLD)
-    tol = check_interval("rtol", default_rtol if rtol is None else rtol, 0.0, 0.1, owner=owner)
-    details: dict[str, Any] = {**target.params(), **fam.params, "rtol": tol}
-    if closed:
-        grid = fine = None
-    else:
-        from mipkit.accounting.pld import default_discretization  # heavy (dp_accounting)
-
-        d = (
-            default_discretization(probe)
-            if value_discretization_interval is None
-            else value_discretization_interval
-        )
-        grid = check_interval("value_discretization_interval", d, 0.0, 1.0, owner=owner)
-        f = grid / _FINE_FACTOR if fine_discretization_interval is None else fine_discretization_interval
-        fine = check_interval("fine_discretization_interval", f, 0.0, grid, closed="right", owner=owner)
-        details |= {"value_discretization_interval": grid, "fine_discretization_interval": fine}
-    _refuse_trivial(fam, target)
-
-    def risk_on(g: float | None) -> Callable[[float], float]:
-        return lambda x: target.risk(tradeoff_curve(fam(x), value_discretization_interval=g))
-
-    search = MonotoneRisk(risk_on(grid), target.value)
-    lo, hi, at_floor = bracketed_search(
-        search,
-        guess,
-        rtol=tol,
-        low=fam.low,
-        high=fam.high,
-        step=fam.step,
-        first_step=fam.first_step,
-        what=fam.parameter_name,
+    o = Oriented(fam)
+    start = float(fam.start(target)) if fam.start is not None else math.sqrt(fam.low * fam.high)
+    guess = min(max(1.0 / start if o.flip and start > 0 else (o.high if o.flip else start), o.low), o.high)
+    probe = o(guess)
+    exact_curve = has_closed_form(probe)
+    nu = check_interval(
+        "tolerance", DEFAULT_NOISE_TOLERANCE if tolerance is None else tolerance, 0.0, 0.5, owner=owner
     )
-    if at_floor and fam.least_private is None:
-        raise MipkitValueError(
-            f"The {target.name!r} target {target.value:g} is met by any {fam.words} of {fam.label} "
-            f"down to {fam.low:g}; there is nothing to calibrate."
-        )
-    achieved = search(hi)
-    check = search if closed else MonotoneRisk(risk_on(fine), target.value)
-    noise, achieved_fine = raise_until_safe(check, hi, target.value, factor=1.0 + tol)
-    if noise != hi:
-        achieved = search(noise)
-    if closed:  # what the exact curve derives from the record (mu of a Gaussian, epsilon of a Laplace)
-        described = tradeoff_curve(fam(noise)).describe()
-        details |= {k: described[k] for k in ("mu", "epsilon") if k in described}
-    details |= {
-        "start": float(guess),
-        "bracket": [None if math.isnan(lo) else float(lo), float(hi)],  # None: even the floor meets it
-        "evaluations": len(search.evaluations),
-        **({} if closed else {"fine_evaluations": len(check.evaluations)}),
-        "at_noise_floor": bool(at_floor),
+    default_rtol = fam.rtol if fam.rtol is not None else (_RTOL_CLOSED if exact_curve else nu / 4.0)
+    tol = check_interval("rtol", default_rtol if rtol is None else rtol, 0.0, 0.1, owner=owner)
+    cap = DEFAULT_MAX_POINTS if max_points is None else int(max_points)
+    details: dict[str, Any] = {**target.params(), **fam.params, "rtol": tol}
+    _refuse_trivial(fam, target)
+    if fam.integer:
+        out = integer(fam, target)
+        noise = out["x"]
+    else:
+        if exact_curve:
+            out = closed(fam, o, target, guess, tol)
+        elif value_discretization_interval is not None:
+            grid = check_interval(
+                "value_discretization_interval", value_discretization_interval, 0.0, 1.0, owner=owner
+            )
+            f = grid / _FINE_FACTOR if fine_discretization_interval is None else fine_discretization_interval
+            fine = check_interval("fine_discretization_interval", f, 0.0, grid, closed="right", owner=owner)
+            out = fixed_grid(fam, o, target, guess, tol, grid, fine)
+        else:
+            details["tolerance"] = nu
+            out = adaptive(fam, o, target, guess, tol, nu, cap)
+        noise = o.value(out["x"])
+    x_lower = out["x_lower"]
+    noise_lower = (
+        None
+        if x_lower is None or (isinstance(x_lower, float) and math.isnan(x_lower))
+        else (float(x_lower) if fam.integer else float(o.value(x_lower)))
+    )
+    details |= out["details"] | {
+        "start": float(start),
+        "evaluations": out["evaluations"],
         "method": fam.method,
+        "minimal": bool(out["minimal"]),
     }
+    lo = out["lo"]
+    converged = bool(
+        out["achieved"] <= target.value
+        and (
+            fam.integer
+            or (not math.isnan(lo) and out["x"] / lo - 1.0 <= max(tol, 1e-12) * 1.0001)
+            or out["minimal"]
+        )
+    )
+    mech = fam(noise)
     return Calibration(
         noise=float(noise),
         parameter_name=fam.parameter_name,
-        mechanism=fam(noise),
+        mechanism=mech,
         target=target.name,
         target_value=target.value,
-        achieved=float(achieved),
-        achieved_fine=float(achieved_fine),
-        converged=bool((not at_floor) and hi / lo - 1.0 <= tol and achieved_fine <= target.value),
+        achieved=float(out["achieved"]),
+        achieved_fine=float(out["fine"]),
+        converged=converged and bool(out["fine"] <= target.value),
         seconds=time.perf_counter() - clock,
         details=details,
+        noise_lower=noise_lower,
+        achieved_lower=float(out["lower"]),
+        tolerance=None if exact_curve or fam.integer or value_discretization_interval is not None else nu,
+        minimal=bool(out["minimal"]),
+        neighbours=target.relation or mech.neighbours,
     )

@@ -28,17 +28,33 @@ from mipkit._validation import (
 )
 from mipkit.accounting.mechanisms import (
     GDP,
+    RDP,
+    ZCDP,
     ApproxDP,
     Composed,
     GaussianMechanism,
+    HeterogeneousSubsampledGaussian,
     LaplaceMechanism,
     Mechanism,
     PureDP,
     SubsampledGaussian,
 )
+from mipkit.accounting.relations import (
+    GroupPrivacyCurve,
+    add_remove_record,
+    check_neighbours,
+    replace_one_record,
+)
 from mipkit.accounting.tradeoff import TradeoffCurve, check_alpha
 
 __all__ = ["ApproxDPCurve", "GaussianCurve", "LaplaceCurve", "has_closed_form", "tradeoff_curve"]
+
+
+def _exp(x: float) -> float:
+    """``e^x`` capped at ``e^709`` (the largest power of e below the largest double): the curves multiply it
+    by an alpha, and ``e^709 alpha >= 1`` for every normal alpha, so above ``eps = 709`` the cap changes
+    nothing but subnormal alphas, where ``math.exp`` would overflow (``mipkit risk --epsilon 1000``)."""
+    return math.exp(min(x, 709.0))
 
 
 def _shaped(values: np.ndarray, like: float | np.ndarray) -> np.ndarray:
@@ -67,9 +83,14 @@ def _attach(curve: TradeoffCurve, given: Mechanism | None, default: Mechanism) -
 
 
 def _describe(curve: TradeoffCurve, *keys: str) -> dict:
-    """``{"curve": <class>, "mechanism": <record dict>, <key>: <value>, ...}``."""
+    """``{"curve": <class>, "neighbours": ..., "mechanism": <record dict>, <key>: <value>, ...}``."""
     record = curve.mechanism.to_dict()  # type: ignore[attr-defined]
-    return {"curve": type(curve).__name__, "mechanism": record, **{k: getattr(curve, k) for k in keys}}
+    return {
+        "curve": type(curve).__name__,
+        "neighbours": curve.neighbours,
+        "mechanism": record,
+        **{k: getattr(curve, k) for k in keys},
+    }
 
 
 def _mechanism_field() -> Any:
@@ -111,7 +132,7 @@ class ApproxDPCurve(TradeoffCurve):
         """``max(0, 1 - delta - e^eps alpha, e^-eps (1 - delta - alpha))``."""
         a = check_alpha(alpha, owner="ApproxDPCurve.f")
         e, d = self.epsilon, self.delta
-        out = np.maximum.reduce([np.zeros_like(a), 1.0 - d - math.exp(e) * a, math.exp(-e) * (1.0 - d - a)])
+        out = np.maximum.reduce([np.zeros_like(a), 1.0 - d - _exp(e) * a, math.exp(-e) * (1.0 - d - a)])
         return _shaped(out, alpha)
 
     def advantage(self) -> float:
@@ -125,7 +146,7 @@ class ApproxDPCurve(TradeoffCurve):
         """``max(0, (r - delta) e^-eps, 1 - delta - e^eps (1 - r))``: the inverse of ``1 - f``."""
         r = _check_tpr(tpr, "ApproxDPCurve.alpha_at_tpr")
         e, d = self.epsilon, self.delta
-        out = np.maximum.reduce([np.zeros_like(r), (r - d) * math.exp(-e), 1.0 - d - math.exp(e) * (1.0 - r)])
+        out = np.maximum.reduce([np.zeros_like(r), (r - d) * math.exp(-e), 1.0 - d - _exp(e) * (1.0 - r)])
         return _shaped(out, tpr)
 
     def delta_for_epsilon(self, epsilon: float) -> float:
@@ -276,7 +297,7 @@ class LaplaceCurve(TradeoffCurve):
         with np.errstate(divide="ignore", over="ignore"):
             out = np.where(
                 a < k / 2.0,
-                np.minimum(math.exp(e) * a, 0.5),
+                np.minimum(_exp(e) * a, 0.5),
                 np.where(a <= 0.5, 1.0 - k / (4.0 * np.maximum(a, 1e-300)), 1.0 - k * (1.0 - a)),
             )
         return _shaped(out, alpha)
@@ -323,16 +344,51 @@ class LaplaceCurve(TradeoffCurve):
 # ---------------------------------------------------------------------------------------------------
 # From a mechanism record to its curve
 # ---------------------------------------------------------------------------------------------------
-_CLOSED_FORMS = (PureDP, ApproxDP, GaussianMechanism, LaplaceMechanism, GDP)
+_CLOSED_FORMS = (PureDP, ApproxDP, GaussianMechanism, LaplaceMechanism, GDP, RDP, ZCDP)
+_PLD_RECORDS = (SubsampledGaussian, HeterogeneousSubsampledGaussian, Composed)
 
 
 def has_closed_form(mechanism: Mechanism) -> bool:
-    """Whether :func:`tradeoff_curve` gives ``mechanism`` an exact closed-form curve (else a PLD curve)."""
+    """Whether :func:`tradeoff_curve` gives ``mechanism`` a curve without a PLD grid (exact arithmetic of its
+    guarantee: closed forms, and the RDP conversion); else a two-sided PLD curve."""
+    if isinstance(mechanism, Composed):
+        return all(isinstance(m, (RDP, ZCDP)) for m in mechanism.mechanisms)
     return isinstance(mechanism, _CLOSED_FORMS)
 
 
+def _native(mechanism: Mechanism, vdi: float | None, tolerance: float | None) -> TradeoffCurve:
+    """The curve of a record for the relation it states."""
+    m = mechanism
+    if isinstance(m, (PureDP, ApproxDP)):
+        delta = m.delta if isinstance(m, ApproxDP) else 0.0
+        return ApproxDPCurve(m.epsilon, delta, mechanism=m)
+    if isinstance(m, GaussianMechanism):
+        return GaussianCurve(m.sensitivity / m.sigma, mechanism=m)
+    if isinstance(m, GDP):
+        return GaussianCurve(m.mu, mechanism=m)
+    if isinstance(m, LaplaceMechanism):
+        return LaplaceCurve(m.scale, m.sensitivity, mechanism=m)
+    if isinstance(m, (RDP, ZCDP)) or (isinstance(m, Composed) and has_closed_form(m)):
+        from mipkit.accounting.rdp import RDPCurve
+
+        return RDPCurve(m)
+    if isinstance(m, _PLD_RECORDS):
+        from mipkit.accounting.pld import pld_curve  # heavy (dp_accounting): only when needed
+
+        return pld_curve(m, value_discretization_interval=vdi, tolerance=tolerance)
+    raise MipkitValueError(
+        "The 'mechanism' parameter of tradeoff_curve must be a mechanism record (PureDP, ApproxDP, "
+        "GaussianMechanism, LaplaceMechanism, GDP, SubsampledGaussian, HeterogeneousSubsampledGaussian, "
+        f"RDP, ZCDP, Composed). Got {type(m).__name__} instead."
+    )
+
+
 def tradeoff_curve(
-    mechanism: Mechanism, *, value_discretization_interval: float | None = None
+    mechanism: Mechanism,
+    *,
+    value_discretization_interval: float | None = None,
+    neighbours: str | None = None,
+    tolerance: float | None = None,
 ) -> TradeoffCurve:
     """The trade-off curve of a mechanism record: the one way from a record to the arithmetic.
 
@@ -341,42 +397,54 @@ def tradeoff_curve(
     * ``GaussianMechanism(sigma, L)``: :class:`GaussianCurve` with ``mu = L / sigma`` (Dong, Roth & Su
       2022, Thm 2.7); ``GDP(mu)``: :class:`GaussianCurve`;
     * ``LaplaceMechanism(b, L)``: the exact :class:`LaplaceCurve`;
-    * ``SubsampledGaussian`` (DP-SGD), ``Composed``: :class:`~mipkit.accounting.pld.PLDCurve` of a
-      pessimistic privacy-loss distribution (never above the exact curve).
+    * ``RDP``, ``ZCDP``: :class:`~mipkit.accounting.rdp.RDPCurve` (the RDP-to-DP conversion at every
+      epsilon);
+    * ``SubsampledGaussian``, ``HeterogeneousSubsampledGaussian`` (DP-SGD), ``Composed``:
+      :class:`~mipkit.accounting.pld.PLDCurve`, two-sided: the curve of a pessimistic PLD (never above the
+      exact curve) whose :meth:`~mipkit.accounting.pld.PLDCurve.lower_curve` is the optimistic one, the grid
+      refined until they agree to ``tolerance``.
 
-    Every curve carries the record (``curve.mechanism``; ``curve.describe()["mechanism"]`` is its
-    :meth:`~mipkit.accounting.mechanisms.Mechanism.to_dict`). Formulas: docs/theory.md section 3.
+    ``neighbours`` asks for the curve of another relation than the record states: ``"replace_one"`` from an
+    add/remove record by :mod:`mipkit.accounting.relations` (``2 mu``, sensitivity ``2L``, DP-SGD accounted
+    for replace-one, or group privacy ``1 - g o g``); ``"add_remove"`` from a replace-one DP-SGD record.
+    Every curve carries its relation (``curve.neighbours``) and the record (``curve.mechanism``;
+    ``curve.describe()``). Formulas: docs/theory.md section 3.
 
     Parameters
     ----------
     mechanism : Mechanism
         A record of :mod:`mipkit.accounting.mechanisms`.
     value_discretization_interval : float, optional
-        PLD grid for the records without a closed form (ignored for the others). Default: ``1e-3`` when
-        the record holds a :class:`~mipkit.accounting.mechanisms.SubsampledGaussian` (DP-SGD), else
-        ``1e-4`` (``dp_accounting``'s default). Smaller is tighter (never riskier) and slower.
+        A fixed PLD grid for the records without a closed form (ignored for the others); default: the grid
+        is chosen for ``tolerance``.
+    neighbours : {"add_remove", "replace_one"}, optional
+        The relation of the curve; default the record's.
+    tolerance : float, optional
+        Largest gap between the upper and lower value of any risk of a PLD curve; default ``1e-4``.
 
     Examples
     --------
     >>> from mipkit.accounting import GaussianMechanism, tradeoff_curve
     >>> tradeoff_curve(GaussianMechanism(sigma=2.0)).mu
     0.5
+    >>> tradeoff_curve(GaussianMechanism(sigma=2.0), neighbours="replace_one").mu
+    1.0
     """
-    if isinstance(mechanism, (PureDP, ApproxDP)):
-        delta = mechanism.delta if isinstance(mechanism, ApproxDP) else 0.0
-        return ApproxDPCurve(mechanism.epsilon, delta, mechanism=mechanism)
-    if isinstance(mechanism, GaussianMechanism):
-        return GaussianCurve(mechanism.sensitivity / mechanism.sigma, mechanism=mechanism)
-    if isinstance(mechanism, GDP):
-        return GaussianCurve(mechanism.mu, mechanism=mechanism)
-    if isinstance(mechanism, LaplaceMechanism):
-        return LaplaceCurve(mechanism.scale, mechanism.sensitivity, mechanism=mechanism)
-    if isinstance(mechanism, (SubsampledGaussian, Composed)):
-        from mipkit.accounting.pld import pld_curve  # heavy (dp_accounting): only when needed
-
-        return pld_curve(mechanism, value_discretization_interval=value_discretization_interval)
-    raise MipkitValueError(
-        "The 'mechanism' parameter of tradeoff_curve must be a mechanism record (PureDP, ApproxDP, "
-        "GaussianMechanism, LaplaceMechanism, GDP, SubsampledGaussian, Composed). "
-        f"Got {type(mechanism).__name__} instead."
-    )
+    owner = "tradeoff_curve"
+    if not isinstance(mechanism, Mechanism):
+        raise MipkitValueError(
+            "The 'mechanism' parameter of tradeoff_curve must be a mechanism record (PureDP, ApproxDP, "
+            "GaussianMechanism, LaplaceMechanism, GDP, SubsampledGaussian, Composed, ...). "
+            f"Got {type(mechanism).__name__} instead."
+        )
+    rel = mechanism.neighbours if neighbours is None else check_neighbours(neighbours, owner)
+    m = mechanism
+    mixed = isinstance(m, Composed) and any(p.neighbours != rel for p in m.mechanisms)
+    if rel == "replace_one" and (m.neighbours != rel or mixed):
+        converted = replace_one_record(m)
+        if converted is None:
+            return GroupPrivacyCurve(_native(m, value_discretization_interval, tolerance))
+        m = converted
+    elif rel == "add_remove" and (m.neighbours != rel or mixed):
+        m = add_remove_record(m)
+    return _native(m, value_discretization_interval, tolerance)

@@ -1,31 +1,41 @@
 """Mechanisms as data: frozen, validated records of what a release did (dp_accounting's ``DpEvent`` pattern).
 
-A record says *which* mechanism ran and with which parameters; it does no arithmetic. The arithmetic lives
-elsewhere: :func:`mipkit.accounting.tradeoff_curve` turns any record into its trade-off curve (closed forms
-for the pure, approximate and Gaussian DP guarantees and the Laplace mechanism; privacy-loss distributions
-for DP-SGD and compositions; docs/theory.md section 3), and :func:`mipkit.accounting.calibrate` searches a
-family of records for the least noise that meets a risk target.
+A record says *which* mechanism ran, with which parameters, and for which **neighbouring relation** its
+guarantee is stated; it does no arithmetic. :func:`mipkit.accounting.tradeoff_curve` turns any record into
+its trade-off curve (docs/theory.md section 3) and :func:`mipkit.accounting.calibrate` searches a family of
+records for the least noise that meets a risk target.
+
+**Neighbours.** Every record has ``neighbours``: ``"add_remove"`` (one record added or removed: the usual DP
+convention, Opacus's and ``dp_accounting``'s for DP-SGD; the default everywhere) or ``"replace_one"`` (one
+record replaced by another, the number of records fixed: the membership game of MIP). For ``PureDP``,
+``ApproxDP``, ``GDP``, ``RDP`` and ``ZCDP`` it is the premise of the stated guarantee; for
+``GaussianMechanism`` / ``LaplaceMechanism`` the relation the sensitivity was computed for; for DP-SGD
+(``SubsampledGaussian``, ``HeterogeneousSubsampledGaussian``) the relation accounted (each clipped
+contribution has norm at most the clipping norm, so both relations are accounted from the same record).
+MIP risks always use the replace-one curve (docs/theory.md sections 1 and 3).
 
 Every record serialises to a JSON-ready dict with one ``"name"`` per type (:meth:`Mechanism.to_dict`);
-:func:`mechanism_from_dict` reads it back. The names are the one vocabulary mipkit uses wherever a result
-names a mechanism:
+:func:`mechanism_from_dict` reads it back (a dict without ``"neighbours"`` gets the default):
 
-=========================  ====================  ===================================================
-record                     ``"name"``            guarantee
-=========================  ====================  ===================================================
-``PureDP(epsilon)``        ``"pure_dp"``         ``(epsilon, 0)``-DP
-``ApproxDP(eps, delta)``   ``"approx_dp"``       ``(epsilon, delta)``-DP
-``GaussianMechanism``      ``"gaussian"``        ``q(D) + N(0, sigma^2 I)``, l2-sensitivity ``L``
-``LaplaceMechanism``       ``"laplace"``         ``q(D) + Lap(b)``, l1-sensitivity ``L`` (scalar)
-``GDP(mu)``                ``"gdp"``             mu-Gaussian differential privacy
-``SubsampledGaussian``     ``"subsampled_gaussian"``  DP-SGD: Poisson rate ``q``, ``T`` steps
-``Composed(mechanisms)``   ``"composed"``        all of them run on the same data
-=========================  ====================  ===================================================
+=====================================  ========================================  ============================
+record                                 ``"name"``                                guarantee
+=====================================  ========================================  ============================
+``PureDP(epsilon)``                    ``"pure_dp"``                             ``(epsilon, 0)``-DP
+``ApproxDP(epsilon, delta)``           ``"approx_dp"``                           ``(epsilon, delta)``-DP
+``GaussianMechanism(sigma, L)``        ``"gaussian"``                            ``q(D) + N(0, sigma^2 I)``
+``LaplaceMechanism(scale, L)``         ``"laplace"``                             ``q(D) + Lap(b)`` (scalar)
+``GDP(mu)``                            ``"gdp"``                                 mu-GDP
+``SubsampledGaussian(z, q, T)``        ``"subsampled_gaussian"``                 DP-SGD
+``HeterogeneousSubsampledGaussian``    ``"heterogeneous_subsampled_gaussian"``   DP-SGD, varying ``z``
+``RDP(orders, rdp_values)``            ``"rdp"``                                 Renyi DP at each order
+``ZCDP(rho)``                          ``"zcdp"``                                ``rho``-zCDP
+``Composed(mechanisms)``               ``"composed"``                            all run on the same data
+=====================================  ========================================  ============================
 
 >>> from mipkit.accounting.mechanisms import SubsampledGaussian, mechanism_from_dict
 >>> m = SubsampledGaussian(noise_multiplier=1.0, sample_rate=0.01, steps=1000)
->>> m.to_dict()
-{'name': 'subsampled_gaussian', 'noise_multiplier': 1.0, 'sample_rate': 0.01, 'steps': 1000}
+>>> m.to_dict()["neighbours"]
+'add_remove'
 >>> mechanism_from_dict(m.to_dict()) == m
 True
 """
@@ -34,7 +44,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from dataclasses import MISSING, dataclass, fields
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from mipkit._validation import (
@@ -46,13 +56,19 @@ from mipkit._validation import (
     check_positive_int,
     check_sample_rate,
 )
+from mipkit.accounting._record_base import NEIGHBOURS, Mechanism, _positive, _relation, _set, record_parts
+from mipkit.accounting.mechanisms_dp import RDP, ZCDP, HeterogeneousSubsampledGaussian
 
 __all__ = [
     "GDP",
     "MECHANISM_NAMES",
+    "NEIGHBOURS",
+    "RDP",
+    "ZCDP",
     "ApproxDP",
     "Composed",
     "GaussianMechanism",
+    "HeterogeneousSubsampledGaussian",
     "LaplaceMechanism",
     "Mechanism",
     "PureDP",
@@ -60,30 +76,6 @@ __all__ = [
     "mechanism_from_dict",
     "record_parts",
 ]
-
-
-class Mechanism:
-    """Base class of the mechanism records: frozen dataclasses validated when built.
-
-    Subclasses set ``name`` (the ``"name"`` of :meth:`to_dict`) and validate their fields in
-    ``__post_init__``. Records compare and hash by value.
-    """
-
-    name: ClassVar[str] = ""
-
-    def to_dict(self) -> dict[str, Any]:
-        """``{"name": ..., <field>: <value>, ...}``: JSON-ready; :func:`mechanism_from_dict` reverses it."""
-        return {"name": self.name, **{f.name: getattr(self, f.name) for f in fields(self)}}  # type: ignore[arg-type]
-
-
-def _set(record: Mechanism, field_name: str, value: Any) -> None:
-    object.__setattr__(record, field_name, value)
-
-
-def _positive(record: Mechanism, *names: str) -> None:
-    """Check (and store as floats) the fields of ``record`` that must be finite and ``> 0``."""
-    for n in names:
-        _set(record, n, check_positive(n, getattr(record, n), owner=type(record).__name__))
 
 
 @dataclass(frozen=True)
@@ -94,13 +86,17 @@ class PureDP(Mechanism):
     ----------
     epsilon : float
         Privacy-loss bound, finite and ``>= 0``.
+    neighbours : {"add_remove", "replace_one"}, default="add_remove"
+        The relation the guarantee holds for.
     """
 
     name: ClassVar[str] = "pure_dp"
     epsilon: float
+    neighbours: str = "add_remove"
 
     def __post_init__(self) -> None:
         _set(self, "epsilon", check_epsilon(self.epsilon, owner="PureDP"))
+        _relation(self)
 
 
 @dataclass(frozen=True)
@@ -113,45 +109,50 @@ class ApproxDP(Mechanism):
         Bound on the privacy loss outside the ``delta`` event, finite and ``>= 0``.
     delta : float
         Failure probability, in ``[0, 1)``.
+    neighbours : {"add_remove", "replace_one"}, default="add_remove"
+        The relation the guarantee holds for.
     """
 
     name: ClassVar[str] = "approx_dp"
     epsilon: float
     delta: float
+    neighbours: str = "add_remove"
 
     def __post_init__(self) -> None:
         _set(self, "epsilon", check_epsilon(self.epsilon, owner="ApproxDP"))
         _set(self, "delta", check_delta(self.delta, owner="ApproxDP"))
-
-
-class _AdditiveNoise(Mechanism):
-    """Noise added to a query: every field (noise scale, sensitivity) must be finite and ``> 0``."""
-
-    def __post_init__(self) -> None:
-        _positive(self, *(f.name for f in fields(self)))  # type: ignore[arg-type]
+        _relation(self)
 
 
 @dataclass(frozen=True)
-class GaussianMechanism(_AdditiveNoise):
+class GaussianMechanism(Mechanism):
     """The Gaussian mechanism ``q(D) + N(0, sigma^2 I)`` on a query of l2-sensitivity ``L``.
 
-    It is ``L / sigma``-GDP (Dong, Roth & Su 2022, Thm 2.7; docs/theory.md section 3).
+    It is ``L / sigma``-GDP for the relation ``L`` was computed for (Dong, Roth & Su 2022, Thm 2.7;
+    docs/theory.md section 3). Under replace-one a query moves by at most ``2L`` when ``L`` is its
+    add/remove sensitivity (a removal then an addition).
 
     Parameters
     ----------
     sigma : float
         Noise standard deviation, ``> 0``.
     sensitivity : float, default=1.0
-        l2-sensitivity ``L > 0`` of the query.
+        l2-sensitivity ``L > 0`` of the query for ``neighbours``.
+    neighbours : {"add_remove", "replace_one"}, default="add_remove"
     """
 
     name: ClassVar[str] = "gaussian"
     sigma: float
     sensitivity: float = 1.0
+    neighbours: str = "add_remove"
+
+    def __post_init__(self) -> None:
+        _positive(self, "sigma", "sensitivity")
+        _relation(self)
 
 
 @dataclass(frozen=True)
-class LaplaceMechanism(_AdditiveNoise):
+class LaplaceMechanism(Mechanism):
     """The Laplace mechanism ``q(D) + Lap(b)`` on a scalar query of l1-sensitivity ``L``.
 
     Pure ``L / b``-DP, with an exact trade-off curve tighter than the ``(L/b, 0)``-DP one (Dong, Roth &
@@ -163,11 +164,17 @@ class LaplaceMechanism(_AdditiveNoise):
         The noise scale ``b``, positive: the density is ``exp(-|x| / b) / (2b)``.
     sensitivity : float, default=1.0
         How far the query moves between neighbouring datasets (l1), positive.
+    neighbours : {"add_remove", "replace_one"}, default="add_remove"
     """
 
     name: ClassVar[str] = "laplace"
     scale: float
     sensitivity: float = 1.0
+    neighbours: str = "add_remove"
+
+    def __post_init__(self) -> None:
+        _positive(self, "scale", "sensitivity")
+        _relation(self)
 
 
 @dataclass(frozen=True)
@@ -178,21 +185,26 @@ class GDP(Mechanism):
     ----------
     mu : float
         ``>= 0`` and finite (``0`` = no information).
+    neighbours : {"add_remove", "replace_one"}, default="add_remove"
     """
 
     name: ClassVar[str] = "gdp"
     mu: float
+    neighbours: str = "add_remove"
 
     def __post_init__(self) -> None:
         _set(self, "mu", check_interval("mu", self.mu, 0.0, math.inf, closed="left", owner="GDP"))
+        _relation(self)
 
 
 @dataclass(frozen=True)
 class SubsampledGaussian(Mechanism):
     """DP-SGD: the Poisson-subsampled Gaussian mechanism composed ``steps`` times (Abadi et al. 2016).
 
-    Add-or-remove-one neighbours, clipping norm 1 (so the noise multiplier is the noise standard
-    deviation in units of the clipping norm).
+    Clipping norm 1 (the noise multiplier is the noise standard deviation in units of the clipping norm).
+    ``neighbours`` is the relation accounted: ``"add_remove"`` (``dp_accounting``'s ``ADD_OR_REMOVE_ONE``,
+    Opacus's convention) or ``"replace_one"`` (``REPLACE_ONE``: the slot of the replaced record holds a
+    contribution of norm at most 1 either way; docs/theory.md section 3).
 
     Parameters
     ----------
@@ -202,18 +214,21 @@ class SubsampledGaussian(Mechanism):
         Poisson sampling probability ``q`` in ``(0, 1]`` (batch size / dataset size).
     steps : int
         Number of noisy gradient steps ``T >= 1``.
+    neighbours : {"add_remove", "replace_one"}, default="add_remove"
     """
 
     name: ClassVar[str] = "subsampled_gaussian"
     noise_multiplier: float
     sample_rate: float
     steps: int
+    neighbours: str = "add_remove"
 
     def __post_init__(self) -> None:
         owner = "SubsampledGaussian"
         _set(self, "noise_multiplier", check_positive("noise_multiplier", self.noise_multiplier, owner=owner))
         _set(self, "sample_rate", check_sample_rate(self.sample_rate, owner=owner))
         _set(self, "steps", check_positive_int("steps", self.steps, owner=owner))
+        _relation(self)
 
 
 @dataclass(frozen=True)
@@ -224,6 +239,11 @@ class Composed(Mechanism):
     ----------
     mechanisms : tuple of Mechanism
         At least one record (a list is accepted and stored as a tuple).
+
+    Notes
+    -----
+    ``neighbours`` is the parts' common relation (``"add_remove"`` when they differ: the curve of any
+    relation is then built part by part, see :func:`mipkit.accounting.tradeoff_curve`).
     """
 
     name: ClassVar[str] = "composed"
@@ -253,6 +273,12 @@ class Composed(Mechanism):
                 )
         _set(self, "mechanisms", parts)
 
+    @property
+    def neighbours(self) -> str:  # type: ignore[override]
+        """The relation all parts state (``"add_remove"`` if they differ)."""
+        rel = {m.neighbours for m in self.mechanisms}
+        return rel.pop() if len(rel) == 1 else "add_remove"
+
     def to_dict(self) -> dict[str, Any]:
         """``{"name": "composed", "mechanisms": [<record dict>, ...]}``."""
         return {"name": self.name, "mechanisms": [m.to_dict() for m in self.mechanisms]}
@@ -260,41 +286,21 @@ class Composed(Mechanism):
 
 _RECORDS: dict[str, type[Mechanism]] = {
     cls.name: cls
-    for cls in (PureDP, ApproxDP, GaussianMechanism, LaplaceMechanism, GDP, SubsampledGaussian, Composed)
+    for cls in (
+        PureDP,
+        ApproxDP,
+        GaussianMechanism,
+        LaplaceMechanism,
+        GDP,
+        SubsampledGaussian,
+        HeterogeneousSubsampledGaussian,
+        RDP,
+        ZCDP,
+        Composed,
+    )
 }
 #: The ``"name"`` of every record type, in the order of the table above.
 MECHANISM_NAMES: tuple[str, ...] = tuple(_RECORDS)
-
-
-def record_parts(
-    d: Mapping[str, Any], registry: Mapping[str, type], kind: str, owner: str
-) -> tuple[type, dict]:
-    """The class and the parameters of a serialised record ``{"name": ..., <parameter>: ..., ...}``.
-
-    Checks that ``d`` is a dict whose ``"name"`` is in ``registry`` (name -> dataclass), with no unknown key
-    and every parameter without a default given (not None). Shared by :func:`mechanism_from_dict` and
-    :func:`mipkit.accounting.targets.target_from_dict`; ``kind`` names the record in messages.
-    """
-    if not isinstance(d, Mapping) or "name" not in d:
-        raise MipkitValueError(
-            f"The 'd' parameter of {owner} must be a dict with a 'name' key. Got {d!r} instead."
-        )
-    name = d["name"]
-    if name not in registry:
-        raise MipkitValueError(
-            f"The 'name' of a {kind} must be one of {list(registry)}. Got {name!r} instead."
-        )
-    cls = registry[name]
-    known = fields(cls)
-    extra = sorted(set(d) - {f.name for f in known} - {"name"})
-    if extra:
-        raise MipkitValueError(
-            f"A {name!r} {kind} takes {[f.name for f in known]}. Got unknown keys {extra} instead."
-        )
-    for f in known:
-        if f.default is MISSING and d.get(f.name) is None:
-            raise MipkitValueError(f"The {name!r} {kind} needs the {f.name!r} parameter. Got None instead.")
-    return cls, {k: v for k, v in d.items() if k != "name"}
 
 
 def mechanism_from_dict(d: Mapping[str, Any]) -> Mechanism:
@@ -304,7 +310,7 @@ def mechanism_from_dict(d: Mapping[str, Any]) -> Mechanism:
     ----------
     d : mapping
         ``{"name": <one of MECHANISM_NAMES>, <parameter>: <value>, ...}``; a ``"composed"`` dict holds the
-        dicts of its parts under ``"mechanisms"``.
+        dicts of its parts under ``"mechanisms"``. A missing ``"neighbours"`` means ``"add_remove"``.
     """
     cls, params = record_parts(d, _RECORDS, "mechanism", "mechanism_from_dict")
     if cls is Composed:
@@ -314,4 +320,6 @@ def mechanism_from_dict(d: Mapping[str, Any]) -> Mechanism:
                 f"The 'mechanisms' of a 'composed' mechanism must be a list of dicts. Got {parts!r} instead."
             )
         params["mechanisms"] = tuple(mechanism_from_dict(p) for p in parts)
+    if cls is HeterogeneousSubsampledGaussian and isinstance(params.get("groups"), Iterable):
+        params["groups"] = tuple(tuple(g) if isinstance(g, Iterable) else g for g in params["groups"])
     return cls(**params)

@@ -34,32 +34,33 @@ riskcal's ``get_beta_for_alpha`` reports. Using only losses ``>= 0`` also keeps 
 far-negative losses, where ``q_i = p_i e^{-l_i}`` amplifies the rounding noise of the connect-the-dots
 construction (there ``sum q_i`` can exceed 1 by ``1e-4`` at a ``1e-4`` grid).
 
-**Conservative by construction.** The PLDs are built with ``pessimistic_estimate=True`` (losses rounded
-up, truncated tails moved to ``+inf``), so ``delta(eps)`` is never below the exact one for ``eps >= 0``
-and the curve, the supremum of the lines ``1 - delta(eps) - e^eps alpha``, is never above the exact curve:
-risk is never under-reported. Composition of such PLDs keeps the property; a finer
-``value_discretization_interval`` only tightens the curve.
+**Two sides.** A curve is built from a pessimistic (dominating) PLD, so ``delta(eps)`` is never below the
+exact one and the curve, the supremum of the lines ``1 - delta(eps) - e^eps alpha``, is never above the
+exact curve: risk is never under-reported. Its :meth:`PLDCurve.lower_curve` is built from an optimistic
+(dominated) PLD on the same grid: never below the exact curve, so the true risk lies between the two
+(:mod:`mipkit.accounting.pld_pmfs`, :mod:`mipkit.accounting.pld_build`). By default the grid is refined
+until the two sides agree to a tolerance (``1e-4`` on every risk; docs/theory.md section 3).
 """
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from dp_accounting.pld import common as pld_common
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
-from mipkit._validation import MipkitValueError, check_delta, check_epsilon, check_positive
+from mipkit._validation import MipkitValueError, check_delta, check_epsilon, check_interval, check_positive
 from mipkit.accounting import mechanisms as rec
 from mipkit.accounting.mechanisms import Mechanism
+from mipkit.accounting.pld_build import DEFAULT_MAX_POINTS, DEFAULT_TOLERANCE, adaptive_pld_pair, record_pld
 from mipkit.accounting.pld_vertices import Lines, Vertices, envelope, positive_part, symmetric_vertices
 from mipkit.accounting.tradeoff import TradeoffCurve, check_alpha
 
 __all__ = [
     "DEFAULT_DPSGD_DISCRETIZATION",
     "DEFAULT_GAUSSIAN_DISCRETIZATION",
+    "DEFAULT_TOLERANCE",
     "PLDCurve",
     "default_discretization",
     "pld_curve",
@@ -68,9 +69,10 @@ __all__ = [
 
 #: Default PLD grid for one (or a few) Gaussian mechanisms: ``dp_accounting``'s own default.
 DEFAULT_GAUSSIAN_DISCRETIZATION = 1e-4
-#: Default PLD grid for DP-SGD: thousands of compositions at ``1e-3`` take a tenth of a second and move
-#: the advantage by a relative ``~5e-4`` (on the safe side) compared with ``1e-4``.
+#: First PLD grid for DP-SGD (the search grid of calibrations; the adaptive grid starts there).
 DEFAULT_DPSGD_DISCRETIZATION = 1e-3
+#: Queries of at most this many points are answered from the segments, without building the envelope.
+_FEW = 64
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -87,10 +89,15 @@ class PLDCurve(TradeoffCurve):
     Parameters
     ----------
     pld : dp_accounting.pld.privacy_loss_distribution.PrivacyLossDistribution
-        The mechanism's PLD; build it with ``pessimistic_estimate=True`` (the default of the
-        ``dp_accounting`` factories and of every factory here).
+        The mechanism's PLD; pessimistic (``side="upper"``, the default) or optimistic (``"lower"``).
     mechanism : Mechanism, optional
         The record the PLD was built from (:func:`pld_curve` sets it); :meth:`describe` serialises it.
+    pld_lower : PrivacyLossDistribution, optional
+        The optimistic PLD on the same grid (:meth:`lower_curve`); built from ``mechanism`` on first use
+        when not given. A bare PLD without it is one-sided (its lower curve is itself).
+    side : {"upper", "lower"}, default="upper"
+    tolerance, width : float, optional
+        The tolerance the grid was refined for and the width reached (:func:`pld_curve`).
 
     Notes
     -----
@@ -98,11 +105,16 @@ class PLDCurve(TradeoffCurve):
     :meth:`alpha_at_tpr_fast` evaluate one point from the supporting lines without building the
     envelope; they are what the calibration loop calls. They agree with ``tpr`` / ``alpha_at_tpr``
     exactly for a symmetric PLD and err on the risky side (by the width of a grid cell at most)
-    otherwise. ``advantage`` is ``delta(0)`` (the total-variation distance, ``sup (1 - alpha - f)``).
+    otherwise. ``advantage`` is ``delta(0)`` (the total-variation distance, ``sup (1 - alpha - f)``). On
+    the lower side the one-point queries use the vertices (the lines would err upwards there).
     """
 
     pld: Any
     mechanism: Mechanism | None = None
+    pld_lower: Any = None
+    side: str = "upper"
+    tolerance: float | None = None
+    width: float | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.pld, pld_lib.PrivacyLossDistribution):
@@ -115,7 +127,37 @@ class PLDCurve(TradeoffCurve):
                 "The 'mechanism' parameter of PLDCurve must be a mechanism record or None. "
                 f"Got {type(self.mechanism).__name__} instead."
             )
+        if self.side not in ("upper", "lower"):
+            raise MipkitValueError(
+                f"The 'side' parameter of PLDCurve must be 'upper' or 'lower'. Got {self.side!r} instead."
+            )
         object.__setattr__(self, "_cache", {})
+
+    @property
+    def exact(self) -> bool:  # type: ignore[override]
+        return False
+
+    @property
+    def grid(self) -> float:
+        """The PLD grid step."""
+        return _pld_discretization(self.pld)
+
+    def lower_curve(self) -> PLDCurve:
+        """The curve of the optimistic PLD on the same grid (never below the exact curve)."""
+        if self.side == "lower":
+            return self
+        cache = self._cache  # type: ignore[attr-defined]
+        if "lower" not in cache:
+            low = self.pld_lower
+            if low is None and self.mechanism is not None:
+                low = record_pld(self.mechanism, self.grid, "lower")
+            if low is None:
+                cache["lower"] = self
+            else:
+                cache["lower"] = PLDCurve(
+                    low, mechanism=self.mechanism, side="lower", tolerance=self.tolerance, width=self.width
+                )
+        return cache["lower"]
 
     # -- lazily built pieces ------------------------------------------------------------------------
     def _pmfs(self) -> list[Any]:
@@ -139,7 +181,8 @@ class PLDCurve(TradeoffCurve):
             else:
                 step = _pld_discretization(self.pld)
                 keys = [np.rint(p[0] / step).astype(np.int64) for p in parts]
-                grid = np.unique(np.concatenate(keys))
+                # every grid loss from the smallest to the largest (delta_i is defined at any eps)
+                grid = np.arange(min(int(k.min()) for k in keys), max(int(k.max()) for k in keys) + 1)
                 delta = np.zeros(grid.size)
                 for k, (_, alpha, tpr, _) in zip(keys, parts, strict=True):
                     # delta_i(eps) for eps on the common grid: the vertex rejecting losses > eps
@@ -149,6 +192,38 @@ class PLDCurve(TradeoffCurve):
                 eps = grid * step
             cache["lines"] = Lines(gamma=np.exp(eps), delta=np.asarray(delta, dtype=float))
         return cache["lines"]
+
+    def _directional(self) -> list[Vertices]:
+        """The symmetric curve of each direction (add, remove) on its own, without their envelope."""
+        cache = self._cache  # type: ignore[attr-defined]
+        if "directional" not in cache:
+            cache["directional"] = [
+                symmetric_vertices(alpha, tpr, float(delta[-1])) for _, alpha, tpr, delta in self._parts()
+            ]
+        return cache["directional"]
+
+    def _tpr_few(self, a: np.ndarray) -> np.ndarray:
+        """TPR at a few FPRs without the envelope: the supporting lines on the upper side (never below the
+        envelope), the larger directional TPR on the lower side (never above it; both valid bounds)."""
+        flat = a.reshape(-1)
+        if self.side == "upper":
+            lines = self._lines()
+            return np.asarray([lines.tpr(float(x)) for x in flat]).reshape(a.shape)
+        best = np.max([np.interp(flat, v.x, v.tpr) for v in self._directional()], axis=0)
+        return np.clip(best, 0.0, 1.0).reshape(a.shape)
+
+    def _alpha_few(self, r: np.ndarray) -> np.ndarray:
+        """The smallest FPR reaching each TPR, as :meth:`_tpr_few` (the smaller over directions below)."""
+        flat = r.reshape(-1)
+        if self.side == "upper":
+            lines = self._lines()
+            return np.asarray([lines.alpha_at_tpr(float(x)) for x in flat]).reshape(r.shape)
+        outs = []
+        for v in self._directional():
+            top = int(np.argmax(v.tpr))
+            xs, ts = v.x[: top + 1], np.maximum.accumulate(v.tpr[: top + 1])
+            outs.append(np.where(flat <= ts[0], 0.0, np.interp(flat, ts, xs)))
+        return np.min(outs, axis=0).reshape(r.shape)
 
     def _vertices(self) -> Vertices:
         cache = self._cache  # type: ignore[attr-defined]
@@ -169,6 +244,8 @@ class PLDCurve(TradeoffCurve):
     def tpr(self, alpha: float | np.ndarray) -> np.ndarray:
         """Largest TPR at FPR ``alpha``: ``1 - f(alpha)``, from masses summed from the largest loss down."""
         a = check_alpha(alpha, owner="PLDCurve.tpr")
+        if self.side == "lower" or (a.size <= _FEW and "vertices" not in self._cache):  # type: ignore[attr-defined]
+            return self._tpr_few(a).reshape(np.shape(alpha))
         v = self._vertices()
         return np.clip(np.interp(a, v.x, v.tpr), 0.0, 1.0).reshape(np.shape(alpha))
 
@@ -184,6 +261,8 @@ class PLDCurve(TradeoffCurve):
             raise MipkitValueError(
                 f"The 'tpr' parameter of PLDCurve.alpha_at_tpr must be in [0, 1]. Got {bad!r} instead."
             )
+        if self.side == "lower" or (r.size <= _FEW and "vertices" not in self._cache):  # type: ignore[attr-defined]
+            return self._alpha_few(r).reshape(np.shape(tpr))
         v = self._vertices()
         top = int(np.argmax(v.tpr))  # the TPR rises strictly up to its maximum; invert that part
         xs, ts = v.x[: top + 1], np.maximum.accumulate(v.tpr[: top + 1])
@@ -208,7 +287,7 @@ class PLDCurve(TradeoffCurve):
         positive grid losses: one vectorised pass over the PLD's support.
         """
         a0 = float(check_alpha(alpha, owner="PLDCurve.tpr_at_fpr"))
-        return self._lines().tpr(a0)
+        return float(self._tpr_few(np.asarray([a0]))[0])
 
     def alpha_at_tpr_fast(self, tpr: float) -> float:
         """:meth:`alpha_at_tpr` at one TPR from the supporting lines (see :meth:`tpr_at_fpr`)."""
@@ -217,15 +296,21 @@ class PLDCurve(TradeoffCurve):
             raise MipkitValueError(
                 f"The 'tpr' parameter of PLDCurve.alpha_at_tpr_fast must be in [0, 1]. Got {tpr!r} instead."
             )
-        return self._lines().alpha_at_tpr(r)
+        return float(self._alpha_few(np.asarray([r]))[0])
 
     def describe(self) -> dict:
-        """The curve's name, the record it was built from (``None`` for a bare PLD) and the PLD grid."""
-        return {
+        """The curve's name, the record it was built from (``None`` for a bare PLD), the relation, the PLD
+        grid, and the tolerance and width of the two sides when the grid was chosen for a tolerance."""
+        out = {
             "curve": "PLDCurve",
+            "neighbours": self.neighbours,
             "mechanism": None if self.mechanism is None else self.mechanism.to_dict(),
             "value_discretization_interval": _pld_discretization(self.pld),
+            "side": self.side,
         }
+        if self.tolerance is not None:
+            out |= {"tolerance": self.tolerance, "width": self.width}
+        return out
 
 
 # ---------------------------------------------------------------------------------------------------
@@ -238,11 +323,12 @@ def _pld_discretization(pld: Any) -> float:
 def _holds_dpsgd(mechanism: Mechanism) -> bool:
     if isinstance(mechanism, rec.Composed):
         return any(_holds_dpsgd(m) for m in mechanism.mechanisms)
-    return isinstance(mechanism, rec.SubsampledGaussian)
+    return isinstance(mechanism, (rec.SubsampledGaussian, rec.HeterogeneousSubsampledGaussian))
 
 
 def default_discretization(mechanism: Mechanism) -> float:
-    """The PLD grid used when none is given: ``1e-3`` if the record holds DP-SGD, else ``1e-4``."""
+    """The first PLD grid: ``1e-3`` if the record holds DP-SGD, else ``1e-4`` (the search grid of a
+    calibration; :func:`pld_curve` refines from there)."""
     return DEFAULT_DPSGD_DISCRETIZATION if _holds_dpsgd(mechanism) else DEFAULT_GAUSSIAN_DISCRETIZATION
 
 
@@ -258,63 +344,25 @@ def _check_discretization(value: float | None, mechanism: Mechanism, owner: str)
     return d
 
 
-def _pld(mechanism: Mechanism, d: float) -> Any:
-    """Pessimistic PLD of one record on grid ``d`` (``dp_accounting`` factories; losses rounded up)."""
-    if isinstance(mechanism, rec.GaussianMechanism):
-        return pld_lib.from_gaussian_mechanism(
-            standard_deviation=mechanism.sigma,
-            sensitivity=mechanism.sensitivity,
-            pessimistic_estimate=True,
-            value_discretization_interval=d,
+def _check_record(mechanism: Any, owner: str) -> Mechanism:
+    if not isinstance(mechanism, Mechanism):
+        raise MipkitValueError(
+            f"The 'mechanism' parameter of {owner} must be a mechanism record. "
+            f"Got {type(mechanism).__name__} instead."
         )
-    if isinstance(mechanism, rec.GDP):
-        if mechanism.mu == 0.0:
-            return pld_lib.identity(value_discretization_interval=d)
-        return pld_lib.from_gaussian_mechanism(
-            standard_deviation=1.0 / mechanism.mu, pessimistic_estimate=True, value_discretization_interval=d
-        )
-    if isinstance(mechanism, rec.LaplaceMechanism):
-        return pld_lib.from_laplace_mechanism(
-            mechanism.scale,
-            sensitivity=mechanism.sensitivity,
-            pessimistic_estimate=True,
-            value_discretization_interval=d,
-        )
-    if isinstance(mechanism, (rec.PureDP, rec.ApproxDP)):
-        # the worst case among (eps, delta)-DP mechanisms
-        delta = mechanism.delta if isinstance(mechanism, rec.ApproxDP) else 0.0
-        params = pld_common.DifferentialPrivacyParameters(epsilon=mechanism.epsilon, delta=delta)
-        return pld_lib.from_privacy_parameters(params, value_discretization_interval=d)
-    if isinstance(mechanism, rec.SubsampledGaussian):
-        # add-or-remove-one neighbours, clipping norm 1: the noise multiplier is the standard deviation
-        one = pld_lib.from_gaussian_mechanism(
-            standard_deviation=mechanism.noise_multiplier,
-            sensitivity=1.0,
-            pessimistic_estimate=True,
-            value_discretization_interval=d,
-            sampling_prob=mechanism.sample_rate,
-            use_connect_dots=True,
-        )
-        return one.self_compose(mechanism.steps) if mechanism.steps > 1 else one
-    if isinstance(mechanism, rec.Composed):
-        # the privacy loss of a composition is the sum of the losses: convolve the PLDs
-        return functools.reduce(lambda a, b: a.compose(b), (_pld(m, d) for m in mechanism.mechanisms))
-    raise MipkitValueError(
-        "The 'mechanism' parameter of privacy_loss_distribution must be a mechanism record. "
-        f"Got {type(mechanism).__name__} instead."
-    )
+    return mechanism
 
 
 def privacy_loss_distribution(
-    mechanism: Mechanism, *, value_discretization_interval: float | None = None
+    mechanism: Mechanism, *, value_discretization_interval: float | None = None, side: str = "upper"
 ) -> Any:
-    """Pessimistic ``dp_accounting`` PLD of any mechanism record.
+    """One side of a record's ``dp_accounting`` PLD, for the relation the record states.
 
-    ``PureDP`` / ``ApproxDP``: ``from_privacy_parameters`` (the worst case among such mechanisms);
-    ``GaussianMechanism`` / ``GDP``: ``from_gaussian_mechanism`` (``GDP(mu)`` as the Gaussian mechanism with
-    ``sigma = 1/mu``); ``LaplaceMechanism``: ``from_laplace_mechanism``; ``SubsampledGaussian``: the
-    Poisson-subsampled Gaussian with ``sampling_prob = q``, ``self_compose(T)``; ``Composed``: the
-    convolution of its parts' PLDs, all on one grid.
+    ``side="upper"``: pessimistic (dominating; ``PureDP`` / ``ApproxDP``: ``from_privacy_parameters``,
+    the worst case among such mechanisms; ``LaplaceMechanism``: ``from_laplace_mechanism``; Gaussian
+    mechanisms, ``GDP(mu)`` as noise ``1/mu``, and DP-SGD: Connect-the-Dots on mipkit's vectorised
+    profiles, the add direction as the dual of the remove one); ``side="lower"``: optimistic (dominated).
+    ``Composed``: the convolution of its parts' PLDs, all on one grid. docs/theory.md section 3.
 
     Parameters
     ----------
@@ -322,21 +370,41 @@ def privacy_loss_distribution(
         The record.
     value_discretization_interval : float, optional
         PLD grid in (0, 1]; default :func:`default_discretization`.
+    side : {"upper", "lower"}, default="upper"
     """
     owner = "privacy_loss_distribution"
-    if not isinstance(mechanism, Mechanism):
+    m = _check_record(mechanism, owner)
+    if side not in ("upper", "lower"):
         raise MipkitValueError(
-            f"The 'mechanism' parameter of {owner} must be a mechanism record. "
-            f"Got {type(mechanism).__name__} instead."
+            f"The 'side' parameter of {owner} must be 'upper' or 'lower'. Got {side!r} instead."
         )
-    return _pld(mechanism, _check_discretization(value_discretization_interval, mechanism, owner))
+    return record_pld(m, _check_discretization(value_discretization_interval, m, owner), side)
 
 
-def pld_curve(mechanism: Mechanism, *, value_discretization_interval: float | None = None) -> PLDCurve:
-    """The :class:`PLDCurve` of a record's pessimistic PLD (:func:`privacy_loss_distribution`).
+def pld_curve(
+    mechanism: Mechanism,
+    *,
+    value_discretization_interval: float | None = None,
+    tolerance: float | None = None,
+    max_points: int = DEFAULT_MAX_POINTS,
+) -> PLDCurve:
+    """The :class:`PLDCurve` of a record, with its lower side.
 
+    With ``value_discretization_interval`` the grid is fixed (the lower side is built on first use);
+    otherwise it is refined until the two sides agree to ``tolerance`` (default ``1e-4``; at most
+    ``max_points`` points in the composed PLD): :func:`mipkit.accounting.pld_build.adaptive_pld_pair`.
     :func:`mipkit.accounting.tradeoff_curve` calls it for DP-SGD and compositions; call it directly for the
     PLD version of a mechanism that also has a closed form (e.g. to compare the two).
     """
-    pld = privacy_loss_distribution(mechanism, value_discretization_interval=value_discretization_interval)
-    return PLDCurve(pld, mechanism=mechanism)
+    owner = "pld_curve"
+    m = _check_record(mechanism, owner)
+    if value_discretization_interval is not None:
+        d = _check_discretization(value_discretization_interval, m, owner)
+        return PLDCurve(record_pld(m, d, "upper"), mechanism=m)
+    tol = check_interval(
+        "tolerance", DEFAULT_TOLERANCE if tolerance is None else tolerance, 0.0, 1.0, owner=owner
+    )
+    pair = adaptive_pld_pair(
+        m, tolerance=tol, max_points=max_points, curve_of=lambda p: PLDCurve(p, mechanism=m)
+    )
+    return PLDCurve(pair.upper, mechanism=m, pld_lower=pair.lower, tolerance=tol, width=pair.width)

@@ -9,13 +9,13 @@ TPR = ``1 - beta``; ``f`` is the trade-off curve.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import numpy as np
 from scipy.special import expit
 
 from mipkit._validation import (
     MipkitValueError,
+    check_choice,
     check_delta,
     check_epsilon,
     check_interval,
@@ -32,7 +32,7 @@ __all__ = [
     "eta_from_curve",
     "eta_from_dp",
     "mip_tpr_bound",
-    "risk_profile",
+    "replace_one_curve",
     "singling_out_bound",
     "success_bound",
     "tpr_at_fpr_bound",
@@ -68,11 +68,16 @@ def _check_rates(name: str, values: float | np.ndarray, owner: str, *, closed: s
     return arr
 
 
-def eta_from_dp(epsilon: float, delta: float = 0.0) -> float:
-    """MIP eta implied by ``(epsilon, delta)``-DP: ``delta + (1 - delta)/(1 + e^-eps) - 1/2``.
+def eta_from_dp(epsilon: float, delta: float = 0.0, *, neighbours: str = "add_remove") -> float:
+    """MIP eta implied by ``(epsilon, delta)``-DP for the stated neighbouring relation.
 
-    Theorem 4 of Izzo, Yoon, Arik & Zou, "Provable Membership Inference Privacy" (TMLR 2024); tight: a
-    randomised-response mechanism with a ``delta`` leak attains it (docs/theory.md section 1).
+    * ``neighbours="replace_one"``: Theorem 4 of Izzo, Yoon, Arik & Zou, "Provable Membership Inference
+      Privacy" (TMLR 2024), ``delta + (1 - delta)/(1 + e^-eps) - 1/2``; tight (a randomised response with a
+      ``delta`` leak attains it). The MIP game replaces one record, which is the theorem's adjacency.
+    * ``neighbours="add_remove"`` (the usual DP convention, the default): a replacement is a removal and
+      an addition, so the replace-one curve is the group-privacy curve ``1 - g o g`` of the
+      ``(eps, delta)`` curve, whose advantage is ``1 - e^-eps (1 - 2 delta)``: ``eta = (1 - e^-eps
+      (1 - 2 delta)) / 2`` (docs/theory.md sections 1 and 3).
 
     Parameters
     ----------
@@ -80,29 +85,73 @@ def eta_from_dp(epsilon: float, delta: float = 0.0) -> float:
         DP epsilon, ``>= 0``.
     delta : float, default=0.0
         DP delta, in ``[0, 1)``.
+    neighbours : {"add_remove", "replace_one"}, default="add_remove"
+        The relation the guarantee is stated for.
 
     Returns
     -------
     float
-        ``eta`` in ``[0, 1/2)``: no attacker in the MIP game is right more than ``1/2 + eta`` of the time.
+        ``eta`` in ``[0, 1/2]``: no attacker in the MIP game is right more than ``1/2 + eta`` of the time.
     """
     eps = check_epsilon(epsilon, owner="eta_from_dp")
     d = check_delta(delta, owner="eta_from_dp")
-    return float(d + (1.0 - d) * expit(eps) - 0.5)
+    rel = check_choice("neighbours", neighbours, ("add_remove", "replace_one"), owner="eta_from_dp")
+    if rel == "replace_one":
+        return float(d + (1.0 - d) * expit(eps) - 0.5)
+    return float(min(0.5, (-math.expm1(-eps) + 2.0 * d * math.exp(-eps)) / 2.0))
+
+
+def replace_one_curve(curve: TradeoffCurve) -> TradeoffCurve:
+    """The replace-one curve of ``curve`` (the relation of the MIP game; docs/theory.md section 3).
+
+    The curve itself when it is for replace-one; else the curve of its record for replace-one
+    (:func:`mipkit.accounting.tradeoff_curve` with ``neighbours="replace_one"``: ``2 mu``, sensitivity
+    ``2L``, DP-SGD accounted for replace-one, or group privacy), on the same PLD grid or tolerance; a curve
+    without a record gets the group-privacy curve ``1 - g o g``.
+    """
+    c = _check_curve(curve, "replace_one_curve")
+    if c.neighbours == "replace_one":
+        return c
+    cache = getattr(c, "_cache", None)
+    if isinstance(cache, dict) and "replace_one" in cache:
+        return cache["replace_one"]
+    from mipkit.accounting.curves import tradeoff_curve
+    from mipkit.accounting.relations import GroupPrivacyCurve
+
+    record = getattr(c, "mechanism", None)
+    if record is None or isinstance(c, GroupPrivacyCurve):
+        out: TradeoffCurve = GroupPrivacyCurve(c)
+    elif c.exact:
+        out = tradeoff_curve(record, neighbours="replace_one")
+    else:
+        fixed = getattr(c, "tolerance", None) is None
+        out = tradeoff_curve(
+            record,
+            neighbours="replace_one",
+            value_discretization_interval=c.grid if fixed else None,  # type: ignore[attr-defined]
+            tolerance=None if fixed else c.tolerance,  # type: ignore[attr-defined]
+        )
+        if getattr(c, "side", "upper") == "lower":
+            out = out.lower_curve()
+    if isinstance(cache, dict):
+        cache["replace_one"] = out
+    return out
 
 
 def eta_from_curve(curve: TradeoffCurve) -> float:
-    """MIP eta implied by f-DP: ``eta = adv / 2`` with ``adv = sup_alpha (1 - alpha - f(alpha))``.
+    """MIP eta implied by f-DP: ``eta = adv / 2`` of the **replace-one** curve, ``adv = sup (1 - a - f(a))``.
 
-    mipkit's f-DP-to-MIP result (docs/theory.md section 1), by the matching argument of Izzo et al. (TMLR
-    2024), Thm 4 and Lemma 12: pair each training set ``D0`` holding the target with a neighbour ``D1``
-    without it. An attacker saying "member" on the set ``S`` errs on the pair with probability
+    A curve for add/remove neighbours is first turned into the replace-one curve (:func:`replace_one_curve`):
+    the MIP game's "in" and "out" training sets differ by replacing one record. mipkit's f-DP-to-MIP result
+    (docs/theory.md section 1), by the matching argument of Izzo et al. (TMLR 2024), Thm 4 and Lemma 12:
+    pair each training set ``D0`` holding the target with a neighbour ``D1`` without it (one record
+    replaced). An attacker saying "member" on the set ``S`` errs on the pair with probability
     ``(P(A(D0) not in S) + P(A(D1) in S)) / 2 = (beta + alpha) / 2 >= (alpha + f(alpha)) / 2``, and
-    ``min_alpha (alpha + f(alpha)) = 1 - adv``; so the accuracy is at most ``1/2 + adv/2``. For
-    :class:`~mipkit.accounting.curves.ApproxDPCurve` this equals :func:`eta_from_dp` (Thm 4); for mu-GDP it
-    is ``Phi(mu/2) - 1/2``.
+    ``min_alpha (alpha + f(alpha)) = 1 - adv``; so the accuracy is at most ``1/2 + adv/2``. For a
+    replace-one :class:`~mipkit.accounting.curves.ApproxDPCurve` this equals Thm 4 (:func:`eta_from_dp`);
+    for replace-one mu-GDP it is ``Phi(mu/2) - 1/2``.
     """
-    c = _check_curve(curve, "eta_from_curve")
+    c = replace_one_curve(_check_curve(curve, "eta_from_curve"))
     return float(c.advantage() / 2.0)
 
 
@@ -241,72 +290,10 @@ def certified_precision(curve: TradeoffCurve, recall: float | np.ndarray, base_r
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
 
-def _key(x: float) -> str:
-    return f"{x:g}"
+def __getattr__(name: str) -> object:
+    # risk_profile moved to mipkit.accounting.profile (it imports this module); still reachable here
+    if name == "risk_profile":
+        from mipkit.accounting.profile import risk_profile
 
-
-def _table(keys: np.ndarray, values: np.ndarray) -> dict[str, float]:
-    """``{format(k, "g"): float(v)}`` for matching keys and values."""
-    return {_key(k): float(v) for k, v in zip(keys, np.asarray(values).ravel(), strict=True)}
-
-
-def risk_profile(
-    curve: TradeoffCurve,
-    *,
-    fprs: Sequence[float] = (0.001, 0.01, 0.1),
-    baselines: Sequence[float] = DEFAULT_BASELINES,
-    base_rates: Sequence[float] = (0.5, 1 / 11, 1 / 101, 1 / 1001),
-    recalls: Sequence[float] = DEFAULT_RECALLS,
-    delta: float | None = None,
-) -> dict:
-    """Every operational risk of a release in one JSON-ready dict (the ``mipkit risk --json`` contract).
-
-    Keys (numbers as keys are written with ``format(x, "g")``):
-
-    * ``curve``: :meth:`TradeoffCurve.describe`.
-    * ``eta``: MIP eta (:func:`eta_from_curve`); ``accuracy``: ``1/2 + eta``, the MIP-game bound.
-    * ``advantage``: largest TPR - FPR of any membership test (total variation).
-    * ``tpr_at_fpr``: FPR -> largest TPR (:func:`tpr_at_fpr_bound`); ``mip_tpr_at_fpr``: FPR -> what
-      eta alone allows (:func:`mip_tpr_bound`), for comparison.
-    * ``success_bound``: baseline -> largest success (:func:`success_bound`);
-      ``advantage_over_baseline``: baseline -> largest gain over it.
-    * ``precision_at_base_rate``: base rate -> {recall -> certified precision}.
-    * ``delta`` and ``epsilon`` when ``delta`` is given: the smallest epsilon with the curve
-      ``(epsilon, delta)``-DP (``None`` when no finite epsilon exists).
-
-    Parameters
-    ----------
-    curve : TradeoffCurve
-        The release's trade-off curve.
-    fprs, baselines, recalls : sequences of float
-        FPRs in (0, 1), baselines in [0, 1], recalls in (0, 1].
-    base_rates : sequence of float
-        Member fractions in (0, 1); the defaults are skews 1:1, 1:10, 1:100 and 1:1000.
-    delta : float, optional
-        Report the epsilon of the curve at this delta.
-    """
-    c = _check_curve(curve, "risk_profile")
-    fpr_arr = _check_rates("fpr", list(fprs), "risk_profile", closed="neither")
-    base_arr = _check_rates("baseline", list(baselines), "risk_profile")
-    rec_arr = _check_rates("recall", list(recalls), "risk_profile", closed="right")
-    rates = [float(x) for x in _check_rates("base_rate", list(base_rates), "risk_profile", closed="neither")]
-    eta = eta_from_curve(c)
-    out: dict = {
-        "curve": c.describe(),
-        "eta": eta,
-        "accuracy": 0.5 + eta,
-        "advantage": float(c.advantage()),
-        "tpr_at_fpr": _table(fpr_arr, tpr_at_fpr_bound(c, fpr_arr)),
-        "mip_tpr_at_fpr": _table(fpr_arr, mip_tpr_bound(min(eta, 0.5), fpr_arr)),
-        "success_bound": _table(base_arr, success_bound(c, base_arr)),
-        "advantage_over_baseline": _table(base_arr, advantage_over_baseline(c, base_arr)),
-        "precision_at_base_rate": {
-            _key(pi): _table(rec_arr, certified_precision(c, rec_arr, pi)) for pi in rates
-        },
-    }
-    if delta is not None:
-        d = check_delta(delta, owner="risk_profile")
-        eps = c.epsilon_for_delta(d)
-        out["delta"] = d
-        out["epsilon"] = None if math.isinf(eps) else float(eps)
-    return out
+        return risk_profile
+    raise AttributeError(f"module 'mipkit.accounting.risk' has no attribute {name!r}")

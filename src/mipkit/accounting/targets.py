@@ -14,6 +14,12 @@ meets it (:meth:`RiskTarget.gdp_mu`, the closed forms that start the search), an
 * ``PrecisionTarget(base_rate, recall, value)`` (``"precision"``): ``pi r / (pi r + (1 - pi) alpha*(r))``,
   in (pi, 1);
 * ``EpsilonTarget(delta, value)`` (``"epsilon"``): the curve's epsilon at ``delta``, ``>= 0``.
+
+Each target says which neighbouring relation its risk concerns (:attr:`RiskTarget.relation`): MIP eta is a
+risk of the membership game, whose "in" and "out" training sets differ by replacing one record, so
+``EtaTarget`` is computed on the replace-one curve; the others concern the test "with against without the
+record" and use the curve of the relation the record states (docs/theory.md sections 1 and 3).
+:meth:`RiskTarget.risk_lower` is the same risk on the curve's optimistic side.
 """
 
 from __future__ import annotations
@@ -28,7 +34,7 @@ from scipy import optimize, stats
 from mipkit._validation import MipkitValueError, check_delta, check_epsilon, check_eta, check_interval
 from mipkit.accounting.curves import GaussianCurve
 from mipkit.accounting.mechanisms import record_parts
-from mipkit.accounting.risk import eta_from_curve
+from mipkit.accounting.risk import eta_from_curve, replace_one_curve
 from mipkit.accounting.tradeoff import TradeoffCurve
 
 __all__ = [
@@ -52,11 +58,17 @@ class RiskTarget:
     """
 
     name: ClassVar[str] = ""
+    #: The relation of the curve the risk is computed on: None for the record's own.
+    relation: ClassVar[str | None] = None
     value: float
 
     def risk(self, curve: TradeoffCurve) -> float:
-        """The targeted risk of a release with trade-off curve ``curve``."""
+        """The targeted risk of a release with trade-off curve ``curve`` (an upper bound for a PLD curve)."""
         raise NotImplementedError
+
+    def risk_lower(self, curve: TradeoffCurve) -> float:
+        """The risk on the curve's optimistic side (:meth:`TradeoffCurve.lower_curve`): a lower bound."""
+        return self.risk(curve.lower_curve())
 
     def gdp_mu(self) -> float:
         """The largest ``mu`` for which a mu-GDP mechanism meets the target (``inf``: every ``mu``)."""
@@ -94,6 +106,7 @@ class EtaTarget(RiskTarget):
     ``1/2 + value`` of the time (``eta = adv / 2``, :func:`~mipkit.accounting.risk.eta_from_curve`)."""
 
     name: ClassVar[str] = "eta"
+    relation: ClassVar[str | None] = "replace_one"
     value: float
 
     def __post_init__(self) -> None:
@@ -102,8 +115,11 @@ class EtaTarget(RiskTarget):
     def risk(self, curve: TradeoffCurve) -> float:
         return eta_from_curve(curve)
 
+    def risk_lower(self, curve: TradeoffCurve) -> float:
+        return eta_from_curve(replace_one_curve(curve).lower_curve())
+
     def gdp_mu(self) -> float:
-        """``Phi(mu/2) - 1/2 = eta``: ``mu = 2 Phi^-1(1/2 + eta)``."""
+        """``Phi(mu/2) - 1/2 = eta`` on the replace-one curve: ``mu = 2 Phi^-1(1/2 + eta)``."""
         return float(2.0 * stats.norm.ppf(0.5 + self.value))
 
 

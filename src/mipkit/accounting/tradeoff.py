@@ -151,7 +151,7 @@ class TradeoffCurve(abc.ABC):
         override it.
         """
         eps = check_epsilon(epsilon, owner=f"{type(self).__name__}.delta_for_epsilon")
-        scale = math.exp(eps)
+        scale = math.exp(min(eps, 709.0))  # e^709 alpha >= 1 for every normal alpha: no overflow above
 
         def gap(a: np.ndarray) -> np.ndarray:
             return np.asarray(self.tpr(a), dtype=float) - scale * a
@@ -202,6 +202,25 @@ class TradeoffCurve(abc.ABC):
         """:meth:`alpha_at_tpr` at one TPR, as a float (a PLD curve answers without building itself)."""
         return float(self.alpha_at_tpr(tpr))
 
+    # -- the relation and the two sides -------------------------------------------------------------
+    @property
+    def neighbours(self) -> str:
+        """The neighbouring relation the curve certifies: the record's (``"add_remove"`` when unknown)."""
+        record = getattr(self, "mechanism", None)
+        return getattr(record, "neighbours", "add_remove")
+
+    #: Whether the curve is exact arithmetic of its guarantee (closed forms); a PLD curve is not: it is one
+    #: side of an interval that holds the exact curve (:meth:`lower_curve` is the other).
+    exact: bool = True
+
+    def lower_curve(self) -> TradeoffCurve:
+        """The optimistic side: a curve never below the exact one, so its risks are lower bounds.
+
+        The curve itself for exact curves; a PLD curve returns its optimistic PLD's curve. Every risk lies
+        between its value on :meth:`lower_curve` and on the curve (docs/theory.md section 3).
+        """
+        return self
+
     def describe(self) -> dict:
         """A JSON-ready description of the mechanism behind the curve."""
-        return {"curve": type(self).__name__}
+        return {"curve": type(self).__name__, "neighbours": self.neighbours}

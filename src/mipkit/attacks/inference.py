@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from threadpoolctl import threadpool_limits
 
 from mipkit._random import RandomState, check_random_state
 from mipkit._validation import MipkitValueError, check_positive_int, check_probability
@@ -100,13 +101,29 @@ def model_guesses(
         if classes.size == 1:
             return np.full(len(targets), classes[0], dtype=object), np.ones(len(targets))
     model = model_factory(numeric)
-    model.fit(X_ref, y.astype(float) if numeric else y)
-    guesses = model.predict(X_tgt)
-    if not numeric and hasattr(model, "predict_proba"):
-        conf = model.predict_proba(X_tgt).max(axis=1)
-    else:
-        conf = np.zeros(len(targets))
+    if _sparse_ok(
+        model
+    ):  # one-hot columns are mostly zeros: the same fit, ~2.5x faster (docs/audit-synthetic.md)
+        from scipy import sparse
+
+        X_ref, X_tgt = sparse.csr_matrix(X_ref), sparse.csr_matrix(X_tgt)
+    # one BLAS thread: the products are small, and more threads on a busy machine cost 4x more than they save
+    with threadpool_limits(limits=1, user_api="blas"):
+        model.fit(X_ref, y.astype(float) if numeric else y)
+        guesses = model.predict(X_tgt)
+        if not numeric and hasattr(model, "predict_proba"):
+            conf = model.predict_proba(X_tgt).max(axis=1)
+        else:
+            conf = np.zeros(len(targets))
     return guesses, conf
+
+
+def _sparse_ok(model: object) -> bool:
+    """Whether ``model`` is scikit-learn's ``LogisticRegression`` with the lbfgs solver, which fits sparse
+    input with the same algorithm as dense input (other models may change solver or refuse it)."""
+    from sklearn.linear_model import LogisticRegression
+
+    return type(model) is LogisticRegression and model.get_params().get("solver", "lbfgs") == "lbfgs"
 
 
 def most_frequent_guesses(reference: pd.DataFrame, *, secret: str, n: int, numeric: bool) -> np.ndarray:

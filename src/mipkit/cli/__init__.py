@@ -10,8 +10,9 @@ command module, and ``mipkit risk ...`` imports ``mipkit.cli.risk`` only. Help i
 * 0: success;
 * 1: a finding over ``--fail-above`` (the command says which), or an internal error: one line naming it,
   with ``MIPKIT_DEBUG=1`` to see the traceback;
-* 2: bad input - a usage error, a :class:`~mipkit.MipkitValueError` or an unreadable / unwritable file - as
-  one line ``mipkit: error: ...`` on stderr;
+* 2: bad input - a usage error, a :class:`~mipkit.MipkitValueError` (a run folder in use, a trainer class
+  that is not allowed, a size over its limit, ...), an unreadable / unwritable file (a full disk) or a run
+  too large for the memory - as one line ``mipkit: error: ...`` on stderr;
 * 130: interrupted (Ctrl-C), ``Aborted.`` on stderr;
 * 141 (128 + SIGPIPE): the reader of stdout went away (``mipkit --help | head -1``); nothing is printed.
 
@@ -57,6 +58,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "audit-synthetic": (
         "audit_synthetic",
         "Audit synthetic data: NNAA privacy loss, DCR attack, attribute inference vs non-member baseline.",
+    ),
+    "train-private": (
+        "train_private",
+        "Train with DP-SGD to a risk target; writes the model and its certificate.",
+    ),
+    "audit-one-run": (
+        "audit_one_run",
+        "Audit DP training in one run: canaries, abstaining guesses and an epsilon lower bound.",
     ),
     "synthesize": (
         "synthesize",
@@ -213,6 +222,22 @@ def _is_input_error(err: BaseException) -> bool:
     return validation is not None and isinstance(err, validation.MipkitValueError)
 
 
+#: Library remedies (Python arguments) -> the command line's flags, in error messages.
+_FLAG_OF_ARGUMENT = (("pass encode='onehot'", "pass --encode onehot"), ("(dropna=True)", "(--dropna)"))
+
+
+def _cli_text(err: BaseException) -> str:
+    """A library error's message in the command line's words (a remedy naming its flag, say)."""
+    trainers = sys.modules.get("mipkit.game.trainers")
+    if trainers is not None and isinstance(err, trainers.UntrustedTrainerError) and err.allowable:
+        path, env = err.import_path, trainers.ALLOWED_MODELS_ENV
+        return f"{err.reason} To use it, pass --allow-model {path} (or set {env}={path})."
+    text = str(err)
+    for argument, flag in _FLAG_OF_ARGUMENT:
+        text = text.replace(argument, flag)
+    return text
+
+
 def _os_error_text(err: OSError) -> str:
     text = err.strerror or str(err)
     names = [n for n in (err.filename, getattr(err, "filename2", None)) if n is not None]
@@ -249,10 +274,13 @@ def _handle(err: BaseException) -> int:
         _error_line(err.format_message())
         return EXIT_USAGE
     if _is_input_error(err):
-        _error_line(err)
+        _error_line(_cli_text(err))
         return EXIT_USAGE
     if isinstance(err, OSError):
         _error_line(_os_error_text(err))
+        return EXIT_USAGE
+    if isinstance(err, MemoryError):
+        _error_line(f"Not enough memory for this run ({err or 'MemoryError'}); ask for a smaller one.")
         return EXIT_USAGE
     debug = os.environ.get(DEBUG_ENV, "").strip() not in ("", "0")
     if debug:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import typer
 
-from mipkit.cli.options import parse_params
+from mipkit.cli.options import ALLOW_MODEL_HELP, OVERRIDE_HELP, check_config_types, parse_params
 
 EXIT_FINDING = 1
 
@@ -29,6 +29,8 @@ DEFAULTS = {
     "base_rates": "1:1,1:10,1:100,1:1000",
     "ltu_strategy": "loss",
     "confidence": 0.95,
+    "fail_metric": "eta",
+    "n_boot": 1000,
 }
 """The command's defaults; the same values as :class:`AuditConfig`'s (checked by the tests)."""
 
@@ -112,7 +114,8 @@ def _load_config(ctx: typer.Context, value: str | None) -> str | None:
     """Eager ``--config`` callback: the file's values become the defaults of the other flags."""
     if value:
         params = [p.name for p in ctx.command.params]
-        ctx.default_map = {**(ctx.default_map or {}), **config_defaults(read_config_file(value), params)}
+        loaded = check_config_types(config_defaults(read_config_file(value), params), ctx.command)
+        ctx.default_map = {**(ctx.default_map or {}), **loaded}
     return value
 
 
@@ -134,6 +137,9 @@ def json_view(results: dict, run_dir: Path) -> dict:
         "certificate": results.get("certificate"),
         "utility": results.get("utility"),
         "game": results.get("game"),
+        "verdict": results.get("verdict"),
+        "headline": results.get("headline"),
+        "provenance": results.get("provenance"),
         "run_dir": str(run_dir),
         "report": str(run_dir / "report.html") if (run_dir / "report.html").is_file() else None,
     }
@@ -147,9 +153,10 @@ def print_human(results: dict, run_dir: Path) -> None:
     from mipkit.report.audit_report import plain_summary
 
     console = Console()
+    cluster = "[95% CI]" if not results.get("headline") else "[95% cluster CI]"
     table = Table(title="Membership-inference audit", show_lines=False)
     fprs = list(results["tpr_at_fpr"])
-    for col in ["attack", "AUC", *[f"TPR@{f}" for f in fprs], "eta [95% CI]"]:
+    for col in ["attack", "AUC", *[f"TPR@{f}" for f in fprs], f"eta {cluster}"]:
         table.add_column(col, justify="right")
     for name, a in results["attacks"].items():
         if a.get("auc") is None:
@@ -160,11 +167,12 @@ def print_human(results: dict, run_dir: Path) -> None:
                 f"privacy {a['privacy']:.2f}+-{a['privacy_error']:.2f}",
             )
             continue
+        ci = a.get("eta_ci_cluster") or a["eta_ci"]
         table.add_row(
             name,
             f"{a['auc']:.3f}",
             *[f"{a['tpr_at_fpr'][f]:.3f}" for f in fprs],
-            escape(f"{a['eta']:.3f} [{a['eta_ci'][0]:.3f}, {a['eta_ci'][1]:.3f}]"),
+            escape(f"{a['eta']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"),
         )
     console.print(table)
     for line in plain_summary(results):
@@ -235,9 +243,30 @@ def register(app: typer.Typer) -> None:
             is_eager=True,
         ),
         fail_above: float = typer.Option(
-            None, "--fail-above", help="Exit with code 1 when the measured eta exceeds this."
+            None,
+            "--fail-above",
+            help="Policy: exit with code 1 (a finding) when the metric's simultaneous interval lies above "
+            "this limit; the report's verdict box says pass / finding / inconclusive.",
+        ),
+        fail_metric: str = typer.Option(
+            DEFAULTS["fail_metric"], "--fail-metric", help="Metric of --fail-above: eta, auc or tpr@FPR."
+        ),
+        scale: bool = typer.Option(
+            False,
+            "--scale/--no-scale",
+            help="Standardise the features inside the trainer (Pipeline(StandardScaler(), model)).",
+        ),
+        include_labels: bool = typer.Option(
+            False,
+            "--include-labels/--no-include-labels",
+            help="Keep the records' labels in scores.parquet and the report (off: they are real data).",
+        ),
+        n_boot: int = typer.Option(
+            DEFAULTS["n_boot"], "--n-boot", help="Replicates of the cluster bootstrap of the intervals."
         ),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+        allow_model: list[str] = typer.Option(None, "--allow-model", help=ALLOW_MODEL_HELP),
+        yes_i_mean_it: bool = typer.Option(False, "--yes-i-mean-it", help=OVERRIDE_HELP),
         quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
         no_report: bool = typer.Option(
             False, "--no-report", help="Skip report.html (mipkit report renders it)."
@@ -246,7 +275,9 @@ def register(app: typer.Typer) -> None:
         """Audit a trainer: K models on random halves, LOSS/LiRA/RMIA/LTU attacks, metrics and a report."""
         import json
 
+        from mipkit._runfolder import lock_run_folder
         from mipkit.cli._progress import FitProgress, fits_label
+        from mipkit.cli.options import allow_models, check_count, check_out_folder
         from mipkit.report.results import to_jsonable
         from mipkit.workflows.audit_model import AuditConfig, run_audit
 
@@ -272,20 +303,28 @@ def register(app: typer.Typer) -> None:
             ltu_rounds=ltu_rounds,
             certified_eta=certified_eta,
             confidence=confidence,
+            fail_above=fail_above,
+            fail_metric=fail_metric,
+            scale=scale,
+            include_labels=include_labels,
+            n_boot=n_boot,
         )
-        run_dir = Path(out)
+        from mipkit.workflows.audit_verdict import check_policy
+
+        check_policy(fail_metric, fail_above, cfg.fprs)  # e.g. --fail-above nan: refused before anything runs
+        allow_models(ctx, allow_model)
+        check_count("--models", models, kind="models", minimum=None, override=yes_i_mean_it)
+        check_count("--targets", targets, kind="targets", minimum=None)
+        run_dir = check_out_folder(out)
         label = fits_label(backend, n_jobs, address)
-        with FitProgress(label, enabled=not (quiet or as_json)) as progress:
+        with FitProgress(label, enabled=not (quiet or as_json)) as progress, lock_run_folder(run_dir):
             result = run_audit(cfg, run_dir, progress=progress, write_report=not no_report)
         results = result.to_dict()
         if as_json:
             typer.echo(json.dumps(to_jsonable(json_view(results, run_dir))))
         else:
             print_human(results, run_dir)
-        if fail_above is not None and result.eta is not None and result.eta > float(fail_above):
-            typer.echo(
-                f"mipkit: finding: measured eta {result.eta:.4f} ({result.strongest_attack}) exceeds "
-                f"--fail-above {float(fail_above):g}.",
-                err=True,
-            )
+        verdict = result.verdict or {}
+        if verdict.get("status") == "finding":
+            typer.echo(f"mipkit: finding: {verdict.get('text', '')}", err=True)
             raise typer.Exit(EXIT_FINDING)

@@ -29,6 +29,49 @@ def _print_human(result: SyntheticAuditResult, run_dir: Path) -> None:
     console.print(f"Report: {run_dir / 'report.html'}")
 
 
+def _check_policy(fail_above: float | None, fail_metric: str) -> tuple[float | None, str]:
+    """``--fail-above`` (a finite number) and ``--fail-metric`` (one of the verdict metrics)."""
+    import math
+
+    from mipkit._validation import MipkitValueError
+    from mipkit.workflows.synthetic_verdict import VERDICT_METRICS
+
+    if fail_metric not in VERDICT_METRICS:
+        raise MipkitValueError(
+            f"--fail-metric must be one of {', '.join(VERDICT_METRICS)}. Got {fail_metric!r}."
+        )
+    if fail_above is not None and not (math.isfinite(fail_above) and -1.0 <= fail_above <= 1.0):
+        raise MipkitValueError(f"--fail-above must be a number in [-1, 1]. Got {fail_above}.")
+    return fail_above, fail_metric
+
+
+def _check_attacks(text: str) -> tuple[str, ...]:
+    """``--attacks``: a comma list of nearest and model."""
+    from mipkit._validation import MipkitValueError
+
+    items = tuple(dict.fromkeys(a.strip() for a in str(text).split(",") if a.strip()))
+    if not items or any(a not in ("nearest", "model") for a in items):
+        raise MipkitValueError(f"--attacks must list nearest and/or model (comma-separated). Got {text!r}.")
+    return items
+
+
+def _sources(**paths: str | None) -> dict:
+    """File name and SHA-256 (first 16 hex digits) of each input file, for the report's provenance."""
+    import hashlib
+    from pathlib import Path
+
+    out = {}
+    for name, path in paths.items():
+        if not path:
+            continue
+        h = hashlib.sha256()
+        with open(path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+        out[name] = f"{Path(path).name} (sha256 {h.hexdigest()[:16]})"
+    return out
+
+
 def register(app: typer.Typer) -> None:
     @app.command("audit-synthetic")
     def audit_synthetic_cmd(
@@ -53,6 +96,31 @@ def register(app: typer.Typer) -> None:
         n_jobs: int = typer.Option(2, "--n-jobs", help="Threads for neighbour search."),
         out: str = typer.Option(..., "--out", help="Run folder."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+        fail_above: float = typer.Option(
+            None,
+            "--fail-above",
+            help="Policy: exit 1 (a finding) when the whole interval of --fail-metric lies above this value.",
+        ),
+        fail_metric: str = typer.Option(
+            "privacy_loss",
+            "--fail-metric",
+            help="Metric of the policy: privacy_loss (NNAA), dcr_auc or inference_pi (like-for-like, "
+            "corrected for the number of secrets and attacks).",
+        ),
+        attacks: str = typer.Option(
+            "nearest,model", "--attacks", help="Attribute-inference attacks: nearest, model or both."
+        ),
+        non_member_baseline: bool = typer.Option(
+            True,
+            "--non-member-baseline/--no-non-member-baseline",
+            help="Run each inference attack on the original without the targets (Francis & Wagner); "
+            "without it only the most-frequent value is a baseline.",
+        ),
+        include_data_summary: bool = typer.Option(
+            False,
+            "--include-data-summary",
+            help="Also write the original's numeric minimum and range to results.json (real values).",
+        ),
     ) -> None:
         """Audit synthetic data: NNAA privacy loss, DCR attack, attribute inference vs non-member baseline."""
         import contextlib
@@ -62,13 +130,23 @@ def register(app: typer.Typer) -> None:
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
         from mipkit._validation import MipkitValueError
+        from mipkit.cli.options import check_count, hold_run_folder
         from mipkit.data.io import read_table
         from mipkit.workflows.audit_synthetic import audit_synthetic
 
         if n_attacks < 1:
             raise MipkitValueError(f"--n-attacks must be >= 1. Got {n_attacks}.")
+        for flag, rows in (
+            ("--n-attacks", n_attacks),
+            ("--max-nnaa-rows", max_nnaa_rows),
+            ("--max-dcr-rows", max_dcr_rows),
+        ):
+            check_count(flag, rows, kind="rows")
+        hold_run_folder(out)  # checked, and locked until the command ends
         if not 0 <= tolerance <= 1:
             raise MipkitValueError(f"--tolerance must be in [0, 1]. Got {tolerance}.")
+        policy = _check_policy(fail_above, fail_metric)
+        attack_list = _check_attacks(attacks)
         tables = {
             "original": read_table(original),
             "synthetic": read_table(synthetic),
@@ -103,6 +181,12 @@ def register(app: typer.Typer) -> None:
                 metric=metric,
                 max_nnaa_rows=max_nnaa_rows,
                 max_dcr_rows=max_dcr_rows,
+                attacks=attack_list,
+                non_member_baseline=non_member_baseline,
+                fail_above=policy[0],
+                fail_metric=policy[1],
+                sources=_sources(original=original, synthetic=synthetic, control=control, holdout=holdout),
+                include_data_summary=include_data_summary,
                 random_state=seed,
                 n_jobs=n_jobs,
                 progress=factory,
@@ -112,3 +196,11 @@ def register(app: typer.Typer) -> None:
             typer.echo(json.dumps({**result.summary(), "run_dir": str(run_dir)}))
         else:
             _print_human(result, run_dir)
+        verdict = result.verdict
+        if verdict["status"] == "finding":
+            typer.echo(
+                f"mipkit: finding: {verdict['reason']} (--fail-above {verdict['fail_above']:g}, "
+                f"--fail-metric {verdict['metric']}).",
+                err=True,
+            )
+            raise typer.Exit(1)

@@ -125,6 +125,9 @@ def calibrate_command(
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
 ) -> None:
     """Calibrate: find the smallest noise whose certified risk meets a target."""
+    from mipkit.cli.options import check_count
+
+    check_count("--steps", steps, kind="steps", minimum=None)  # before the accountant allocates anything
     given = {
         "sample_rate": sample_rate,
         "steps": steps,

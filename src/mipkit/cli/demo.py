@@ -33,11 +33,14 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
     ) -> None:
         """Audit -> protect (MIP noise) -> audit again on breast-cancer data; writes a before/after report."""
+        from mipkit._runfolder import lock_run_folder
         from mipkit.cli._progress import FitProgress, fits_label
+        from mipkit.cli.options import check_count, check_out_folder
         from mipkit.report.results import to_jsonable
         from mipkit.workflows.demo import run_demo
 
-        with FitProgress(fits_label(), enabled=not as_json) as bar:
+        check_count("--models", models, kind="models", minimum=None)
+        with FitProgress(fits_label(), enabled=not as_json) as bar, lock_run_folder(check_out_folder(out)):
             res = run_demo(out, fast=fast, seed=seed, n_models=models, progress=bar, say=bar.say)
         if as_json:
             payload = {k: v for k, v in res.to_dict().items() if k not in JSON_LEFT_OUT}

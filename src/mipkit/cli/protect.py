@@ -14,7 +14,7 @@ from pathlib import Path
 
 import typer
 
-from mipkit.cli.options import parse_params
+from mipkit.cli.options import ALLOW_MODEL_HELP, parse_params
 
 CALIBRATION_HELP = "mipkit-gaussian (default), mipkit-laplace (Theorem A) or izzo2024 (Cor. 10 as published)."
 
@@ -31,9 +31,10 @@ def _progress(total: int, quiet: bool):
     """A Rich progress bar on stderr (so --json stdout stays clean); returns (context, advance)."""
     from contextlib import nullcontext
 
-    if quiet or total <= 0:
-        return nullcontext(), None
     from rich.console import Console
+
+    if quiet or total <= 0 or not Console(stderr=True).is_terminal:  # no bar (nor blank line) in a log
+        return nullcontext(), None
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     bar = Progress(
@@ -121,14 +122,20 @@ def protect(
     drop: list[str] | None = typer.Option(None, "--drop", help="Column to leave out (repeatable)."),
     out: Path = typer.Option(..., "--out", help="Where to save the noisy model (joblib)."),
     json_output: bool = typer.Option(False, "--json", help="Print the certificate as one JSON object."),
+    allow_model: list[str] | None = typer.Option(None, "--allow-model", help=ALLOW_MODEL_HELP),
 ) -> None:
     """Protect: train a model and add noise to its parameters so that it is eta-MIP."""
     import json
 
     import joblib
 
+    from mipkit._runfolder import atomic_write
+    from mipkit.cli.options import allow_models, check_count, check_out_file
     from mipkit.mechanisms.mip_noise import MIPNoise, load_estimator
 
+    out = check_out_file(out)
+    allow_models(None, allow_model)
+    check_count("--n-estimates", n_estimates, kind="fits", minimum=None)
     estimator = load_estimator(model, parse_params(params))
     ds = _load(data, target, encode, drop)
     wrapper = MIPNoise(
@@ -150,8 +157,7 @@ def protect(
     ctx, advance = _progress(n_estimates if sigma is None else 0, quiet=False)
     with ctx:
         wrapper.fit(ds.X, ds.y, progress=advance)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    joblib.dump(wrapper, out)
+    atomic_write(out, lambda f: joblib.dump(wrapper, f))  # the previous model stays whole until replaced
     cert = wrapper.certificate_.to_dict()
     if json_output:
         typer.echo(json.dumps({**cert, "model": model, "out": str(out)}, allow_nan=False))
@@ -185,19 +191,25 @@ def audit_noise(
     encode: str = typer.Option("none", "--encode", help="none or onehot."),
     drop: list[str] | None = typer.Option(None, "--drop", help="Column to leave out (repeatable)."),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    allow_model: list[str] | None = typer.Option(None, "--allow-model", help=ALLOW_MODEL_HELP),
 ) -> None:
     """Audit: the Bayes-optimal membership attack on the MIP-noise-wrapped model (the MIP game)."""
     import json
 
     from mipkit._validation import check_positive_int
+    from mipkit.cli.options import allow_models, check_count
     from mipkit.mechanisms.mip_noise import load_estimator
     from mipkit.workflows.audit_noise import audit_noise_wrapper
 
+    allow_models(None, allow_model)
+    check_count("--n-reference", n_reference, kind="fits", minimum=None)
+    check_count("--n-releases", n_releases, kind="fits", minimum=None)
     estimator = load_estimator(model, parse_params(params))
     check_positive_int("n_releases", n_releases, owner="mipkit audit-noise")
     check_positive_int("n_targets", n_targets, owner="mipkit audit-noise")
     check_positive_int("n_reference", n_reference, minimum=2, owner="mipkit audit-noise")
     ds = _load(data, target, encode, drop)
+    check_count("--n-targets", n_targets, kind="rows", maximum=ds.X.shape[0])  # at most one per record
     ctx, advance = _progress(n_reference + n_releases, quiet=False)
     with ctx:
         result, cert = audit_noise_wrapper(

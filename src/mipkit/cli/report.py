@@ -7,6 +7,26 @@ from pathlib import Path
 
 import typer
 
+#: The fields a ``results.json`` of each kind must hold (non-empty) for a report to say anything.
+REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
+    "audit": ("attacks", "game", "trainer"),
+    "audit-synthetic": ("inputs", "nnaa", "dcr"),
+    "demo": ("stages", "summary"),
+}
+
+
+def check_results(results: dict, run_dir: Path) -> None:
+    """Refuse a ``results.json`` that lacks the fields of its kind (a report of it would show nothing)."""
+    from mipkit._validation import MipkitValueError
+
+    kind = results.get("kind")
+    missing = [k for k in REQUIRED_FIELDS.get(str(kind), ()) if not results.get(k)]
+    if missing:
+        raise MipkitValueError(
+            f"{run_dir / 'results.json'} holds no results of a {kind} run (no {', '.join(missing)}); "
+            "was the run interrupted? Run it again to write them."
+        )
+
 
 def register(app: typer.Typer) -> None:
     @app.command("report")
@@ -15,11 +35,15 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
     ) -> None:
         """Rebuild RUN_DIR/report.html from results.json and the other files of the run (no refitting)."""
+        from mipkit.cli.options import check_out_folder, hold_run_folder
         from mipkit.report import read_results, rebuild_report
 
-        kind = read_results(run_dir)["kind"]
-        path = rebuild_report(Path(run_dir))
+        folder = check_out_folder(run_dir, "RUN_DIR")
+        results = read_results(folder)  # a folder without results.json is refused before it is locked
+        hold_run_folder(folder, "RUN_DIR")  # no run is writing it while the report is rebuilt
+        check_results(results, folder)
+        path = rebuild_report(folder)
         if as_json:
-            typer.echo(json.dumps({"report": str(path), "kind": kind}))
+            typer.echo(json.dumps({"report": str(path), "kind": results["kind"]}))
         else:
             typer.echo(f"Report written to {path}")

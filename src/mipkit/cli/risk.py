@@ -169,6 +169,10 @@ def risk(
 ) -> None:
     """Certify: turn a DP / GDP / Laplace / DP-SGD guarantee into membership, re-identification and
     attribute-inference risk."""
+    from mipkit.cli.options import PLOT_SUFFIXES, check_count, check_out_file
+
+    check_count("--steps", steps, kind="steps", minimum=None)  # before the accountant allocates anything
+    plot = None if plot is None else check_out_file(plot, "--plot", suffixes=PLOT_SUFFIXES)
     fprs = tuple(fpr) if fpr else DEFAULT_FPRS
     for a in fprs:
         check_interval("fpr", a, 0.0, 1.0, owner=OWNER)
@@ -197,10 +201,11 @@ def risk(
         curve, fprs=fprs, baselines=baselines, base_rates=rates, recalls=DEFAULT_RECALLS, delta=report_delta
     )
     if plot is not None:
+        from mipkit._runfolder import atomic_write
         from mipkit.accounting.plots import plot_tradeoff
 
         fig = plot_tradeoff(curve, base_rates=rates)
-        fig.savefig(plot, dpi=110)
+        atomic_write(plot, lambda f: fig.savefig(f, format=plot.suffix[1:].lower(), dpi=110))
         typer.echo(f"Figure written to {plot}", err=json_output)
     if json_output:
         typer.echo(json.dumps({"mechanism": mechanism.to_dict(), **profile}, allow_nan=False))

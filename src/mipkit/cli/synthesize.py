@@ -54,7 +54,9 @@ def _print_human(summary: dict, out: str, notes: list[str]) -> None:
     if cert["eta"] is None:
         t.add_row("certified", "nothing (not differentially private)")
     else:
-        t.add_row(f"epsilon ({summary['neighbours']}), delta", f"{summary['epsilon']:.4g}, {summary['delta']:g}")
+        t.add_row(
+            f"epsilon ({summary['neighbours']}), delta", f"{summary['epsilon']:.4g}, {summary['delta']:g}"
+        )
         t.add_row("certified MIP eta (replace-one)", f"{cert['eta']:.4f}")
         t.add_row("certified advantage", f"{cert['advantage']:.4f}")
         for fpr, tpr in cert["tpr_at_fpr"].items():
@@ -73,12 +75,16 @@ def register(app: typer.Typer) -> None:
         epsilon: float = typer.Option(None, "--epsilon", help="Privacy budget epsilon > 0."),
         delta: float = typer.Option(1e-5, "--delta", help="delta in (0, 1)."),
         target_risk: str = typer.Option(
-            None, "--target-risk", help="A risk target instead of --epsilon, e.g. eta=0.05 or tpr-at-fpr=0.05,fpr=0.01."
+            None,
+            "--target-risk",
+            help="A risk target instead of --epsilon, e.g. eta=0.05 or tpr-at-fpr=0.05,fpr=0.01.",
         ),
         rows: int = typer.Option(None, "--rows", help="Synthetic records (default: as many as the data)."),
         seed: int = typer.Option(0, "--seed", help="Random seed."),
         domain: str = typer.Option(None, "--domain", help="JSON file with the public domain of the columns."),
-        params: str = typer.Option(None, "--params", help="Synthesizer options as JSON, e.g. '{\"n_generator\": 100}'."),
+        params: str = typer.Option(
+            None, "--params", help="Synthesizer options as JSON, e.g. '{\"n_generator\": 100}'."
+        ),
         out: str = typer.Option(..., "--out", help="Output folder."),
         as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
     ) -> None:
@@ -87,7 +93,7 @@ def register(app: typer.Typer) -> None:
 
         from mipkit._validation import MipkitValueError, check_choice
         from mipkit.cli._progress import FitProgress
-        from mipkit.cli.options import parse_params
+        from mipkit.cli.options import hold_run_folder, parse_params
         from mipkit.synthesize.peers import METHODS
 
         check_choice("method", method, METHODS, owner="mipkit synthesize")
@@ -112,6 +118,7 @@ def register(app: typer.Typer) -> None:
         from mipkit.data.io import read_table
         from mipkit.workflows.synthesize import synthesize
 
+        hold_run_folder(out)  # checked, and locked until the command ends
         table = read_table(data)
         with FitProgress(f"{method}: training", enabled=not as_json) as bar:
             try:

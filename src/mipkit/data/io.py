@@ -45,11 +45,42 @@ def read_table(path: str | Path, *, na_values: tuple[str, ...] = ("?", "")) -> p
         raise MipkitValueError(f"Could not read {p}: {first}") from None
     if df.shape[0] == 0 or df.shape[1] == 0:
         raise MipkitValueError(f"The file {p} has no rows.")
-    df.columns = [str(c).strip() for c in df.columns]
+    names = _raw_column_names(p, df, suffix, sep if suffix not in (".parquet", ".pq") else None)
+    _check_unique_names(p, names)
+    df.columns = names
     for c in df.columns:
         if df[c].dtype == object:
             df[c] = df[c].map(lambda v: v.strip() if isinstance(v, str) else v)
     return df
+
+
+def _raw_column_names(p: Path, df: pd.DataFrame, suffix: str, sep: str | None) -> list[str]:
+    """The header as written (pandas renames a repeated name ``a`` to ``a.1``), stripped of white space."""
+    names = [str(c) for c in df.columns]
+    if sep is not None:
+        try:
+            header = pd.read_csv(p, sep=sep, header=None, nrows=1, dtype=str, keep_default_na=False)
+        except (pd.errors.ParserError, UnicodeDecodeError, ValueError, OSError):
+            header = None
+        if header is not None and header.shape[1] == len(names):
+            raw = [str(v) for v in header.iloc[0].tolist()]
+            # a blank header cell keeps the name pandas gives it ("Unnamed: 3")
+            names = [r if r.strip() else n for r, n in zip(raw, names, strict=True)]
+    return [n.strip() for n in names]
+
+
+def _check_unique_names(p: Path, names: list[str]) -> None:
+    seen: dict[str, list[int]] = {}
+    for i, name in enumerate(names):
+        seen.setdefault(name, []).append(i + 1)
+    repeated = {n: cols for n, cols in seen.items() if len(cols) > 1}
+    if repeated:
+        shown = "; ".join(
+            f"{n!r} (columns {', '.join(map(str, cols))})" for n, cols in list(repeated.items())[:5]
+        )
+        raise MipkitValueError(
+            f"The file {p} has repeated column names: {shown}. Give every column its own name."
+        )
 
 
 def check_columns(df: pd.DataFrame, columns: list[str] | tuple[str, ...], *, what: str = "table") -> None:
@@ -61,6 +92,23 @@ def check_columns(df: pd.DataFrame, columns: list[str] | tuple[str, ...], *, wha
         raise MipkitValueError(
             f"Column(s) {', '.join(map(repr, missing))} not found in the {what}. "
             f"Its columns are: {shown}{more}."
+        )
+
+
+def _check_not_mostly_numeric(column: pd.Series, name: str) -> None:
+    """Refuse a column of numbers spoiled by a few text cells (a typo would otherwise turn every distinct
+    number into a category of its own when encoded)."""
+    values = column.dropna()
+    if values.empty or pd.api.types.is_bool_dtype(values):
+        return
+    numbers = pd.to_numeric(values.astype(str), errors="coerce")
+    bad = numbers.isna()
+    if bad.any() and (~bad).sum() >= bad.sum():  # mostly numbers, some text
+        rows = [str(i + 1) if isinstance(i, (int, np.integer)) else str(i) for i in values.index[bad][:3]]
+        cells = ", ".join(repr(v) for v in values[bad].astype(str).unique()[:3])
+        raise MipkitValueError(
+            f"Column {name!r} holds numbers except for {int(bad.sum())} cell(s) such as {cells} (data "
+            f"row(s) {', '.join(rows)}); correct them, or leave them empty to mark them missing."
         )
 
 
@@ -106,6 +154,10 @@ def features_target(
         Drop rows with a missing value instead of refusing them.
     """
     check_choice("encode", encode, ("none", "onehot"), owner="features_target")
+    if target in drop:
+        raise MipkitValueError(
+            f"The target column {target!r} cannot also be dropped: it is the label the models learn."
+        )
     check_columns(df, [target, *drop])
     feats = df.drop(columns=[target, *drop])
     if feats.shape[1] == 0:
@@ -119,10 +171,12 @@ def features_target(
             f"The target column {target!r} has {int(labels.isna().sum())} missing value(s)."
         )
     non_numeric = [c for c in feats.columns if not pd.api.types.is_numeric_dtype(feats[c])]
+    for c in non_numeric:
+        _check_not_mostly_numeric(feats[c], str(c))
     if non_numeric and encode == "none":
         raise MipkitValueError(
             f"Non-numeric feature column(s) {', '.join(map(repr, non_numeric[:8]))}: encode them "
-            "first or pass encode='onehot' (CLI: --encode onehot)."
+            "first or pass encode='onehot'."
         )
     if non_numeric:
         feats = pd.get_dummies(feats, columns=non_numeric, dummy_na=True, dtype=float)
@@ -131,7 +185,7 @@ def features_target(
     if nan_cols:
         raise MipkitValueError(
             f"Missing values (NaN) in column(s) {', '.join(map(repr, nan_cols[:8]))}; "
-            "impute them or drop those rows (dropna=True, CLI: --dropna)."
+            "impute them or drop those rows (dropna=True)."
         )
     X = feats.to_numpy(dtype=float)
     if not np.all(np.isfinite(X)):

@@ -19,6 +19,7 @@ categorical and compared as text (so ``1`` in one file and ``"1"`` in another ar
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -32,6 +33,13 @@ MISSING_LABEL = "<missing>"
 
 def _is_numeric(series: pd.Series) -> bool:
     return pd.api.types.is_numeric_dtype(series) and not pd.api.types.is_bool_dtype(series)
+
+
+def _integer_valued(series: pd.Series) -> bool:
+    """Whether the present values of a numeric column are integers of magnitude at most 2^53."""
+    x = series.to_numpy(dtype=float)
+    x = x[~np.isnan(x)]
+    return bool(np.all(np.abs(x) <= 2.0**53) and np.all(x == np.round(x)))
 
 
 def _as_text(series: pd.Series) -> pd.Series:
@@ -63,6 +71,8 @@ class TableSchema:
         Whether the numeric column has a missing value in any table of the audit.
     levels : dict
         For each categorical column, its categories (text, sorted) seen in any table of the audit.
+    num_integer : ndarray of bool
+        Whether the numeric column holds integers only (at most 2^53 in size) in every table of the audit.
     """
 
     numeric: tuple[str, ...]
@@ -73,6 +83,20 @@ class TableSchema:
     num_std: np.ndarray
     num_has_missing: np.ndarray
     levels: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    num_integer: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=bool))
+
+    @property
+    def lattice(self) -> int | None:
+        """``L`` such that every exact mixed distance is a multiple of ``1/L``, or None.
+
+        With integer values in every numeric column, ``|x_a - x_b| / range_j`` is a multiple of
+        ``1/range_j`` (the range is an integer too) and category mismatches are integers, so every distance
+        is a multiple of ``1/L``, ``L = lcm(range_j)`` (1 without numeric columns). None when a numeric
+        column holds a non-integer value.
+        """
+        if len(self.numeric) and not (self.num_integer.size == len(self.numeric) and self.num_integer.all()):
+            return None
+        return math.lcm(*(int(r) for r in self.num_range)) if len(self.numeric) else 1
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -95,6 +119,7 @@ class TableSchema:
             num_std=self.num_std[idx],
             num_has_missing=self.num_has_missing[idx],
             levels={c: v for c, v in self.levels.items() if c in keep},
+            num_integer=self.num_integer[idx] if self.num_integer.size else self.num_integer,
         )
 
     def to_dict(self) -> dict:
@@ -200,6 +225,7 @@ def check_tables(
         ):
             raise MipkitValueError(f"The {name} table has infinite values in a numeric column.")
     has_missing = np.array([any(df[c].isna().any() for df in tables.values()) for c in numeric], dtype=bool)
+    integer = np.array([all(_integer_valued(df[c]) for df in tables.values()) for c in numeric], dtype=bool)
     levels: dict[str, tuple[str, ...]] = {}
     for c in categorical:
         seen: set[str] = set()
@@ -215,6 +241,7 @@ def check_tables(
         num_std=std.astype(float),
         num_has_missing=has_missing,
         levels=levels,
+        num_integer=integer,
     )
 
 
@@ -231,11 +258,15 @@ class MixedArrays:
         Category codes ``0 .. n_levels[j] - 1``; the code ``n_levels[j] - 1`` is reserved for "missing".
     n_levels : tuple of int
         Number of codes of each categorical column (its categories plus one for missing).
+    lattice : int or None
+        ``L`` when every exact distance between rows encoded with this schema is a multiple of ``1/L``
+        (:attr:`TableSchema.lattice`; integer data), else None.
     """
 
     numeric: np.ndarray
     codes: np.ndarray
     n_levels: tuple[int, ...]
+    lattice: int | None = None
 
     def __len__(self) -> int:
         return int(self.numeric.shape[0])
@@ -246,7 +277,7 @@ class MixedArrays:
 
     def take(self, index: np.ndarray) -> MixedArrays:
         """The rows ``index`` (an integer array or boolean mask)."""
-        return MixedArrays(self.numeric[index], self.codes[index], self.n_levels)
+        return MixedArrays(self.numeric[index], self.codes[index], self.n_levels, self.lattice)
 
     def columns(self, numeric: Sequence[int], categorical: Sequence[int]) -> MixedArrays:
         """The numeric columns ``numeric`` and categorical columns ``categorical`` (positions)."""
@@ -255,14 +286,22 @@ class MixedArrays:
             np.ascontiguousarray(self.numeric[:, num]),
             np.ascontiguousarray(self.codes[:, cat]),
             tuple(self.n_levels[i] for i in cat),
+            self.lattice,  # a subset's distances stay on the lattice of all the columns
         )
 
 
 def encode_mixed(df: pd.DataFrame, schema: TableSchema) -> MixedArrays:
     """Encode ``df`` for the mixed distance (see :class:`MixedArrays`)."""
     n = len(df)
+    lattice = schema.lattice
     if schema.numeric:
-        num = (df[list(schema.numeric)].to_numpy(dtype=float) - schema.num_min) / schema.num_range
+        raw = df[list(schema.numeric)].to_numpy(dtype=float)
+        present = raw[~np.isnan(raw)]
+        if lattice is not None and not (
+            np.all(np.abs(present) <= 2.0**53) and np.all(present == np.round(present))
+        ):
+            lattice = None  # a table the schema was not checked against, with non-integer values
+        num = (raw - schema.num_min) / schema.num_range
     else:
         num = np.empty((n, 0))
     codes = np.empty((n, len(schema.categorical)), dtype=np.int32)
@@ -274,7 +313,7 @@ def encode_mixed(df: pd.DataFrame, schema: TableSchema) -> MixedArrays:
         col[col < 0] = len(lv)
         codes[:, j] = col
         n_levels.append(len(lv) + 1)
-    return MixedArrays(np.ascontiguousarray(num), codes, tuple(n_levels))
+    return MixedArrays(np.ascontiguousarray(num), codes, tuple(n_levels), lattice)
 
 
 def encode_euclidean(df: pd.DataFrame, schema: TableSchema) -> np.ndarray:

@@ -20,6 +20,7 @@ from mipkit.defences._base import (
 )
 from mipkit.defences.smoothing import LabelSmoothing, smoothed_targets
 from mipkit.defences.soft_labels import ALPHA_MODES, OptimallySoftLabels
+from mipkit.game.trainers import register_trainer
 
 __all__ = [
     "ALPHA_MODES",
@@ -33,3 +34,6 @@ __all__ = [
     "resolve_base",
     "smoothed_targets",
 ]
+
+register_trainer(OptimallySoftLabels)  # may be named by import path in an audit (mipkit.game.trainers)
+register_trainer(LabelSmoothing)

@@ -77,10 +77,11 @@ class OptimallySoftLabels(ClassifierMixin, BaseEstimator):
         estimator's ``random_state``).
     alpha : float >= 0, "validate" or "per-sample"
         A number: the same alpha for every sample. ``"validate"``: the alpha of ``alpha_grid`` with the best
-        accuracy on a validation split (ties: the lower validation log-loss, then the smaller alpha). ``"per-sample"``: samples are grouped by
-        the quantiles of ``softmax(mu)_y`` (how much the leave-out models believe the given label) into
-        ``n_alpha_groups`` groups, and each group's alpha is chosen on the validation split (one pass of
-        coordinate search over the groups, from the best global alpha).
+        accuracy on a validation split (ties: the lower validation log-loss, then the smaller alpha).
+        ``"per-sample"``: samples are grouped by the quantiles of ``softmax(mu)_y`` (how much the leave-out
+        models believe the given label) into ``n_alpha_groups`` groups, and each group's alpha is chosen on
+        the validation split (one pass of coordinate search over the groups, from the best global alpha;
+        within a group, ties keep the current value).
     n_splits : int >= 2
         Random halvings (the thesis uses 25); each sample is left out by ``n_splits`` models.
     inner_params : dict, optional

@@ -18,6 +18,7 @@ has a single writer.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 import json
@@ -53,6 +54,12 @@ CREATE TABLE IF NOT EXISTS runs (
     created REAL NOT NULL
 );
 """
+
+
+_INSERT_FIT = (
+    "INSERT OR REPLACE INTO fits (run_key, idx, output, shape, dtype, meta, seconds, created) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
 
 
 def hash_array(array: Any) -> str:
@@ -126,12 +133,15 @@ class Ledger:
     Parameters
     ----------
     path : str or Path
-        The SQLite file, or a run folder (then ``<folder>/ledger.sqlite``). Parent folders are created.
+        The SQLite file, or a run folder (then ``<folder>/ledger.sqlite``). A new file (and its parent
+        folders) is created by the first :meth:`put`, so a run that fails before its first fit leaves the
+        folder as it was; an existing file is opened (and checked) at once.
     run_key : str
         The run's namespace, normally :func:`make_run_key`. Rows written under another key (another
         configuration in the same folder) are invisible to this ledger.
     info : dict, optional
-        JSON-able description of the run, stored once in the ``runs`` table (for people inspecting the file).
+        JSON-able description of the run, stored in the ``runs`` table with the first fit (for people
+        inspecting the file).
 
     Notes
     -----
@@ -152,39 +162,72 @@ class Ledger:
     def __init__(self, path: str | Path, run_key: str, *, info: dict | None = None):
         if not isinstance(run_key, str) or not run_key:
             raise MipkitValueError(
-                f"The 'run_key' parameter of Ledger must be a non-empty string. Got {run_key!r}."
+                f"The 'run_key' parameter of Ledger must be a non-empty string. Got {run_key!r} instead."
             )
         path = Path(path)
         if path.is_dir() or path.suffix == "":
             path = path / LEDGER_FILENAME
-        path.parent.mkdir(parents=True, exist_ok=True)
         self.path = path
         self.run_key = run_key
+        self._info = json.dumps(info or {}, sort_keys=True, default=repr)
+        self._registered = False
+        self._closed = False
+        self._conn: sqlite3.Connection | None = None
+        if path.exists():
+            self._connect()  # an existing ledger is checked now; a new one is created by the first put
+
+    def _connect(self) -> sqlite3.Connection:
+        if self._conn is not None:
+            return self._conn
+        if self._closed:
+            raise MipkitValueError(f"The ledger {self.path} is closed.")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._conn: sqlite3.Connection | None = sqlite3.connect(str(path), timeout=60.0)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=FULL")
-            self._conn.executescript(_SCHEMA)
-        except sqlite3.DatabaseError as exc:
+            conn = sqlite3.connect(str(self.path), timeout=60.0)
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.executescript(_SCHEMA)
+        except sqlite3.OperationalError as exc:
+            if "full" in str(exc) or "readonly" in str(exc) or "unable to open" in str(exc):
+                code = errno.ENOSPC if "full" in str(exc) else errno.EACCES
+                raise OSError(code, f"Cannot open the ledger ({exc})", str(self.path)) from None
             raise MipkitValueError(
-                f"{path} is not a usable mipkit ledger ({exc}); use another run folder, or delete "
+                f"{self.path} is not a usable mipkit ledger ({exc}); use another run folder, or delete "
                 "this file to start the run afresh."
             ) from None
-        with self._conn:
-            self._conn.execute(
-                "INSERT OR IGNORE INTO runs (run_key, info, created) VALUES (?, ?, ?)",
-                (run_key, json.dumps(info or {}, sort_keys=True, default=repr), time.time()),
-            )
+        except sqlite3.DatabaseError as exc:
+            raise MipkitValueError(
+                f"{self.path} is not a usable mipkit ledger ({exc}); use another run folder, or delete "
+                "this file to start the run afresh."
+            ) from None
+        self._conn = conn
+        return conn
+
+    def _register(self) -> None:
+        """Record the run in the ``runs`` table, at its first committed fit (a run that fits nothing, or
+        fails before its first fit, leaves an existing ledger as it was)."""
+        if not self._registered:
+            with self._db:
+                self._db.execute(
+                    "INSERT OR IGNORE INTO runs (run_key, info, created) VALUES (?, ?, ?)",
+                    (self.run_key, self._info, time.time()),
+                )
+            self._registered = True
 
     # -- connection ----------------------------------------------------------------------------------------
     @property
     def _db(self) -> sqlite3.Connection:
-        if self._conn is None:
+        return self._connect()
+
+    @property
+    def _exists(self) -> bool:
+        if self._closed:
             raise MipkitValueError(f"The ledger {self.path} is closed.")
-        return self._conn
+        return self._conn is not None or self.path.exists()
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
+        self._closed = True
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -204,6 +247,8 @@ class Ledger:
     # -- reading and writing -------------------------------------------------------------------------------
     def done(self) -> set[int]:
         """Indices of the fits already committed under this run key."""
+        if not self._exists:
+            return set()
         rows = self._db.execute("SELECT idx FROM fits WHERE run_key = ?", (self.run_key,)).fetchall()
         return {int(r[0]) for r in rows}
 
@@ -217,24 +262,29 @@ class Ledger:
             raise MipkitValueError("Ledger outputs must be numeric arrays, not object arrays.")
         meta = dict(meta or {})
         seconds = meta.get("seconds")
-        with self._db:
-            self._db.execute(
-                "INSERT OR REPLACE INTO fits (run_key, idx, output, shape, dtype, meta, seconds, created) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    self.run_key,
-                    int(index),
-                    _to_bytes(output),
-                    json.dumps(list(output.shape)),
-                    output.dtype.str,
-                    json.dumps(meta, sort_keys=True, default=repr),
-                    None if seconds is None else float(seconds),
-                    time.time(),
-                ),
-            )
+        row = (
+            self.run_key,
+            int(index),
+            _to_bytes(output),
+            json.dumps(list(output.shape)),
+            output.dtype.str,
+            json.dumps(meta, sort_keys=True, default=repr),
+            None if seconds is None else float(seconds),
+            time.time(),
+        )
+        try:
+            self._register()
+            with self._db:
+                self._db.execute(_INSERT_FIT, row)
+        except sqlite3.OperationalError as exc:  # a full disk, a read-only folder: the commit was rolled back
+            text = str(exc)
+            code = errno.ENOSPC if "full" in text else errno.EROFS if "readonly" in text else errno.EIO
+            raise OSError(code, f"Cannot commit a fit to the ledger ({text})", str(self.path)) from None
 
     def get(self, index: int) -> np.ndarray:
         """The output of fit ``index``; ``KeyError`` if it is not in the ledger."""
+        if not self._exists:
+            raise KeyError(f"fit {int(index)} is not in the ledger {self.path}")
         row = self._db.execute(
             "SELECT output FROM fits WHERE run_key = ? AND idx = ?", (self.run_key, int(index))
         ).fetchone()
@@ -248,6 +298,8 @@ class Ledger:
 
     def meta(self, index: int) -> dict:
         """The metadata stored with fit ``index``; ``KeyError`` if it is not in the ledger."""
+        if not self._exists:
+            raise KeyError(f"fit {int(index)} is not in the ledger {self.path}")
         row = self._db.execute(
             "SELECT meta FROM fits WHERE run_key = ? AND idx = ?", (self.run_key, int(index))
         ).fetchone()
@@ -257,6 +309,8 @@ class Ledger:
 
     def records(self) -> list[dict]:
         """One dict per committed fit (``idx``, ``shape``, ``dtype``, ``meta``, ``seconds``, ``created``)."""
+        if not self._exists:
+            return []
         rows = self._db.execute(
             "SELECT idx, shape, dtype, meta, seconds, created FROM fits WHERE run_key = ? ORDER BY idx",
             (self.run_key,),
@@ -275,6 +329,8 @@ class Ledger:
 
     def other_run_keys(self) -> list[str]:
         """Run keys of other configurations that have fits in the same file."""
+        if not self._exists:
+            return []
         rows = self._db.execute(
             "SELECT DISTINCT run_key FROM fits WHERE run_key != ? ORDER BY run_key", (self.run_key,)
         ).fetchall()
@@ -282,6 +338,8 @@ class Ledger:
 
     def purge_other_runs(self) -> int:
         """Delete the fits of every other run key in the file; return how many rows were deleted."""
+        if not self._exists:
+            return 0
         with self._db:
             cur = self._db.execute("DELETE FROM fits WHERE run_key != ?", (self.run_key,))
             self._db.execute("DELETE FROM runs WHERE run_key != ?", (self.run_key,))

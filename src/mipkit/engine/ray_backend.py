@@ -31,26 +31,53 @@ def import_ray() -> Any:
 
 
 @contextmanager
+def _node_address_mode(ray: Any, *, loopback: bool) -> Iterator[None]:
+    """Make Ray take ``127.0.0.1`` as this node's address (``loopback``) or its network address.
+
+    Ray replaces a loopback ``_node_ip_address`` with the machine's network address unless its "no
+    cluster" mode is on (``ray._private.ray_constants.ENABLE_RAY_CLUSTER``, from the environment variable
+    ``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER``); with the node's address ``127.0.0.1`` its gRPC servers (GCS,
+    raylet, workers) and agents listen on loopback only. The constant is set for the call of ``ray.init``
+    and restored after it.
+    """
+    constants = getattr(getattr(ray, "_private", None), "ray_constants", None)
+    if constants is None or not hasattr(constants, "ENABLE_RAY_CLUSTER"):  # pragma: no cover - other Ray
+        yield
+        return
+    before = constants.ENABLE_RAY_CLUSTER
+    constants.ENABLE_RAY_CLUSTER = not loopback
+    try:
+        yield
+    finally:
+        constants.ENABLE_RAY_CLUSTER = before
+
+
+@contextmanager
 def ray_session(*, n_cpus: int, address: str | None) -> Iterator[Any]:
     """Yield the ``ray`` module with Ray initialised; shut it down at the end if it was started here.
 
     ``address`` given: connect to that cluster (``ray.init(address=address)``). Otherwise start a local
-    instance with ``n_cpus`` CPUs, no dashboard and worker logs not forwarded. If Ray is already initialised
-    in this process (for instance with a ``runtime_env`` of your own), that instance is used and left running.
+    instance with ``n_cpus`` CPUs bound to loopback (``127.0.0.1``: nothing of it listens on the network),
+    no dashboard and worker logs not forwarded. Ray's own log messages below ERROR (its start-up notices,
+    the token-authentication notice) are not shown. If Ray is already initialised in this process (for
+    instance with a ``runtime_env`` of your own), that instance is used and left running.
     """
     ray = import_ray()
     started_here = False
     if not ray.is_initialized():
+        quiet = {"log_to_driver": False, "logging_level": logging.ERROR}
         try:
             if address is not None:
-                ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+                with _node_address_mode(ray, loopback=False):
+                    ray.init(address=address, **quiet)
             else:
-                ray.init(
-                    num_cpus=int(n_cpus),
-                    include_dashboard=False,
-                    log_to_driver=False,
-                    logging_level=logging.WARNING,
-                )
+                with _node_address_mode(ray, loopback=True):
+                    ray.init(
+                        num_cpus=int(n_cpus),
+                        include_dashboard=False,
+                        _node_ip_address="127.0.0.1",
+                        **quiet,
+                    )
         except ConnectionError as exc:
             raise MipkitValueError(f"Cannot connect to the Ray cluster at {address!r}: {exc}") from None
         started_here = True

@@ -23,6 +23,8 @@ from __future__ import annotations
 import hashlib
 import os
 import socket
+import sys
+import threading
 import time
 import warnings
 from collections import Counter
@@ -179,6 +181,36 @@ def _fit_one(
         "warnings": sorted({f"{w.category.__name__}: {w.message}" for w in caught})[:10],
     }
     return task.index, proba, meta
+
+
+_GUARDED = False
+
+
+def _guard_worker(parent_pid: int) -> None:
+    """Tie a local worker process to the run that started it (called in the worker, once).
+
+    * Its stdout becomes its stderr, so that nothing a trainer prints reaches the run's standard output
+      (``--json`` stays one object).
+    * A watchdog thread ends the worker within a quarter of a second of its parent's death (a SIGKILL of
+      the run included); otherwise joblib's workers, and the resource trackers waiting on them, would keep
+      running for minutes and hold the terminal's pipes open (``mipkit audit ... | tee log`` would hang).
+    """
+    global _GUARDED
+    if _GUARDED or os.getpid() == parent_pid:
+        return
+    _GUARDED = True
+    try:
+        sys.stdout.flush()
+        os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # pragma: no cover - no real descriptors
+        pass
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(0.25)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="mipkit-parent-watch", daemon=True).start()
 
 
 def _check_inputs(
@@ -404,11 +436,15 @@ def _run_local(
     n_workers: int,
     on_result: Callable[[int, np.ndarray, dict], None],
 ) -> None:
-    """joblib (loky) processes; results are handed to ``on_result`` in the parent as each fit finishes."""
-    from joblib import Parallel, delayed
+    """joblib (loky) processes; results are handed to ``on_result`` in the parent as each fit finishes.
+
+    Each worker starts with :func:`_guard_worker` (its output kept off stdout, and ended with the run).
+    """
+    from joblib import Parallel, delayed, parallel_config
 
     n_workers = min(n_workers, len(todo))
-    parallel = Parallel(n_jobs=n_workers, backend="loky", return_as="generator_unordered", batch_size=1)
+    with parallel_config(backend="loky", initializer=_guard_worker, initargs=(os.getpid(),)):
+        parallel = Parallel(n_jobs=n_workers, return_as="generator_unordered", batch_size=1)
     for index, proba, meta in parallel(
         delayed(_fit_one)(trainer, X, y, query_X, task, n_classes) for task in todo
     ):

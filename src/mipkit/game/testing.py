@@ -13,9 +13,12 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.linear_model import LogisticRegression
 
+from mipkit.game.trainers import register_trainer
+
 __all__ = ["SlowTrainer"]
 
 
+@register_trainer
 class SlowTrainer(ClassifierMixin, BaseEstimator):
     """Logistic regression whose ``fit`` also sleeps ``delay`` seconds and can log each fit to a file.
 

@@ -15,7 +15,6 @@ only when a model is fitted.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +22,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
 from mipkit._validation import MipkitValueError
+from mipkit.game.trainers import allowed_callable, register_trainer
 
 __all__ = ["TorchClassifier", "import_torch", "mlp"]
 
@@ -63,15 +63,7 @@ def _resolve_factory(factory: Any) -> Callable:
     if isinstance(factory, str):
         if factory in _BUILTIN_FACTORIES:
             return _BUILTIN_FACTORIES[factory]
-        module_name, sep, name = factory.partition(":")
-        if not sep:
-            module_name, _, name = factory.rpartition(".")
-        try:
-            obj = getattr(importlib.import_module(module_name), name) if module_name else None
-        except (ImportError, AttributeError) as exc:
-            raise MipkitValueError(f"The module_factory {factory!r} cannot be imported: {exc}.") from None
-        if callable(obj):
-            return obj
+        return allowed_callable(factory, what="module_factory")  # mipkit's own or allow-listed only
     raise MipkitValueError(
         "The 'module_factory' parameter of TorchClassifier must be a callable "
         "(n_features, n_classes, **kw) -> torch.nn.Module, an import path to one, or 'mlp'. "
@@ -79,6 +71,7 @@ def _resolve_factory(factory: Any) -> Callable:
     )
 
 
+@register_trainer
 class TorchClassifier(ClassifierMixin, BaseEstimator):
     """Train a PyTorch module with cross-entropy and mini-batch Adam/SGD; scikit-learn classifier API.
 

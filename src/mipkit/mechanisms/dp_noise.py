@@ -1,11 +1,14 @@
 """DP noise for a MIP target: the smallest Laplace scale / Gaussian sigma whose DP guarantee gives eta-MIP.
 
 A DP guarantee implies MIP whatever the data (Izzo et al., TMLR 2024, Thm 4; docs/theory.md section 1):
-an f-DP mechanism is eta-MIP with ``eta = adv/2``, ``adv = sup_alpha (1 - alpha - f(alpha))`` its largest
-TPR - FPR. Inverting that gives the noise a DP mechanism needs for a given ``eta``; the Gaussian and exact
-Laplace answers are calls of the one calibration routine,
-``calibrate(gaussian_family(L), EtaTarget(eta))`` (:func:`mipkit.accounting.calibrate`), which returns the
-closed forms below checked on the exact curve:
+an f-DP mechanism for **replace-one** neighbours is eta-MIP with ``eta = adv/2``,
+``adv = sup_alpha (1 - alpha - f(alpha))`` its largest TPR - FPR. Every sensitivity here is a replace-one
+sensitivity (``||q(D) - q(D')||`` for datasets that differ by replacing one record, as in the MIP game), so
+the curves are the replace-one curves. Inverting ``eta = adv/2`` gives the noise a DP mechanism needs for a
+given ``eta``; the Gaussian and exact Laplace answers are calls of the one calibration routine,
+``calibrate(gaussian_family(L, neighbours="replace_one"), EtaTarget(eta))``
+(:func:`mipkit.accounting.calibrate`), which returns the closed forms below checked in 60-digit
+arithmetic:
 
 - Laplace mechanism, exact curve (one output coordinate): ``adv = 1 - exp(-L/(2b))``, so
   ``b = L / (-2 log(1 - 2 eta))`` (:func:`laplace_scale_for_eta` with ``method="exact-curve"``).
@@ -46,7 +49,9 @@ __all__ = [
 def epsilon_for_eta(eta: float) -> float:
     """The ``eps`` whose (eps, 0)-DP guarantee gives eta-MIP by Thm 4: ``log((1+2 eta)/(1-2 eta))``.
 
-    Inverse of ``eta = 1/(1 + e^-eps) - 1/2`` (Izzo et al. 2024, Thm 4 with ``delta = 0``; tight).
+    Inverse of ``eta = 1/(1 + e^-eps) - 1/2`` (Izzo et al. 2024, Thm 4 with ``delta = 0``; tight), for an
+    epsilon stated for replace-one neighbours (the theorem's adjacency; an add/remove epsilon gives
+    ``eta = (1 - e^-eps) / 2``, :func:`mipkit.accounting.eta_from_dp`).
     """
     e = check_eta(eta, owner="epsilon_for_eta")
     return math.log1p(2 * e) - math.log1p(-2 * e)
@@ -72,7 +77,7 @@ def laplace_scale_for_eta(eta: float, sensitivity: float, *, method: str = "exac
     check_choice("method", method, ("exact-curve", "thm4"), owner="laplace_scale_for_eta")
     if method == "exact-curve":
         # the smallest b whose exact curve gives eta, to a relative 1e-12: L / (-2 log(1 - 2 eta))
-        return calibrate(laplace_family(sens), EtaTarget(e), rtol=1e-12).noise
+        return calibrate(laplace_family(sens, neighbours="replace_one"), EtaTarget(e), rtol=1e-12).noise
     return sens / epsilon_for_eta(e)
 
 
@@ -81,11 +86,11 @@ def gaussian_sigma_for_eta(eta: float, l2_sensitivity: float) -> float:
 
     The mechanism is mu-GDP with ``mu = L2/sigma`` (Dong, Roth & Su 2022, Thm 2.7); its largest TPR - FPR is
     ``2 Phi(mu/2) - 1`` in any dimension, and ``eta = adv/2`` (docs/theory.md section 1, f-DP implies MIP).
-    The closed form, checked on the exact curve by :func:`mipkit.accounting.calibrate`.
+    ``L2`` is the replace-one sensitivity. The closed form, checked by :func:`mipkit.accounting.calibrate`.
     """
     e = check_eta(eta, owner="gaussian_sigma_for_eta")
     sens = check_positive("l2_sensitivity", l2_sensitivity, owner="gaussian_sigma_for_eta")
-    return calibrate(gaussian_family(sens), EtaTarget(e)).noise
+    return calibrate(gaussian_family(sens, neighbours="replace_one"), EtaTarget(e)).noise
 
 
 def exp_norm_l2_scale_for_eta(eta: float, l2_sensitivity: float) -> float:

@@ -32,7 +32,6 @@ noise per coordinate.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +44,7 @@ from sklearn.utils.metaestimators import available_if
 from mipkit._random import RandomState, spawn_seeds
 from mipkit._validation import MipkitValueError
 from mipkit.game.splits import random_half, random_halves
+from mipkit.game.trainers import trainer_class
 from mipkit.mechanisms.certificate import MIPCertificate, certify_noise, seed_of
 from mipkit.mechanisms.mip_calibration import MIP_PARAMETERS, MIPParams, check_mip_params
 from mipkit.mechanisms.noise_samplers import NoiseLaw
@@ -62,27 +62,22 @@ __all__ = ["MIPNoise", "MIPRelease", "load_estimator", "mip_release"]
 def load_estimator(import_path: str, params: dict | None = None) -> BaseEstimator:
     """Build an estimator from an import path like ``"sklearn.linear_model.LogisticRegression"``.
 
-    Raises :class:`MipkitValueError` if the path does not import, is not a class, or the instance has no
-    ``fit`` method or refuses the parameters.
+    The class is checked by :func:`mipkit.game.trainers.trainer_class` before anything is imported or
+    built: a scikit-learn estimator, a registered trainer or an allowed class, with ``fit``. Raises
+    :class:`MipkitValueError` if it is none of these, does not import, refuses the parameters, or the
+    instance has no ``get_params``.
     """
     if not isinstance(import_path, str) or "." not in import_path:
         raise MipkitValueError(
             f"The model must be an import path like 'sklearn.linear_model.LogisticRegression'. "
             f"Got {import_path!r} instead."
         )
-    module_name, _, attr = import_path.rpartition(".")
-    try:
-        module = importlib.import_module(module_name)
-        cls = getattr(module, attr)
-    except (ImportError, AttributeError, ValueError) as err:
-        raise MipkitValueError(f"Cannot import the model {import_path!r}: {err}") from None
-    if not isinstance(cls, type):
-        raise MipkitValueError(f"The model {import_path!r} is not a class.")
+    cls = trainer_class(import_path, classifier=False)
     try:
         est = cls(**(params or {}))
     except TypeError as err:
         raise MipkitValueError(f"Cannot build {import_path!r} with parameters {params}: {err}") from None
-    if not callable(getattr(est, "fit", None)) or not callable(getattr(est, "get_params", None)):
+    if not callable(getattr(est, "get_params", None)):
         raise MipkitValueError(
             f"The model {import_path!r} is not a scikit-learn style estimator (needs fit and get_params)."
         )

@@ -15,8 +15,10 @@ label 1 = member), :func:`summarize_attack` computes
   with the interval that the TPR interval induces (precision is increasing in TPR at a fixed FPR),
 * a log-spaced copy of the ROC curve and score histograms, small enough to store in ``results.json``.
 
-The intervals treat trials as independent. Trials that share a target model or a record are not quite
-independent, so read the intervals as indicative; more target models and records tighten them.
+The intervals here treat trials as independent. Trials that share a target model or a record are not, so
+these intervals are too narrow for an audit's headline; the audit workflow adds two-way cluster-bootstrap
+intervals over target models and records (:mod:`mipkit.workflows.audit_verdict`, docs/theory.md section 11)
+from the :attr:`AttackSummary.guesses` kept here.
 """
 
 from __future__ import annotations
@@ -129,6 +131,8 @@ class AttackSummary:
     hist_edges: np.ndarray = field(repr=False)
     hist_members: np.ndarray = field(repr=False)
     hist_nonmembers: np.ndarray = field(repr=False)
+    guesses: np.ndarray | None = field(default=None, repr=False)
+    """The cross-fitted 0/1 guesses behind :attr:`eta`, one per trial (for cluster-bootstrap intervals)."""
 
     def auc_interval(self, confidence: float = 0.95) -> tuple[float, float]:
         return auc_interval(self.auc, self.members, self.nonmembers, confidence)
@@ -309,4 +313,5 @@ def summarize_attack(
         hist_edges=edges,
         hist_members=np.histogram(clipped[y == 1], bins=edges)[0],
         hist_nonmembers=np.histogram(clipped[y == 0], bins=edges)[0],
+        guesses=guesses,
     )

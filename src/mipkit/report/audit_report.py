@@ -45,8 +45,21 @@ def roc_attacks(results: dict) -> dict[str, dict]:
 # ------------------------------------------------------------------------------------------------ figures
 
 
-def roc_figure(curves: dict[str, dict], *, certified_eta: float | None = None, title: str = "") -> Figure:
-    """Log-log ROC of every attack, the chance diagonal and, if given, the bound ``TPR <= FPR + 2 eta``."""
+def roc_figure(
+    curves: dict[str, dict],
+    *,
+    certified_eta: float | None = None,
+    title: str = "",
+    certificate: dict | None = None,
+) -> Figure:
+    """Log-log ROC of every attack, the chance diagonal and the certificate's bound, if any.
+
+    The bound is the certified trade-off curve ``TPR <= 1 - f(FPR)`` when the certificate carries one
+    (``certificate["tpr_bound_curve"]``), else ``TPR <= FPR + 2 eta``. The caption says whether the
+    certificate is exact; an approximate one (estimated sigma) is not a bound no attack can cross.
+    """
+    if certificate is not None and certified_eta is None:
+        certified_eta = certificate.get("eta")
     plt = _plt()
     fig, ax = plt.subplots(figsize=(5.6, 4.6))
     lo = 1.0
@@ -59,7 +72,16 @@ def roc_figure(curves: dict[str, dict], *, certified_eta: float | None = None, t
         ax.step(f[keep], np.maximum(t[keep], 1e-6), where="post", label=f"{name} (AUC {auc:.3f})")
     grid = np.logspace(np.log10(min(lo, 1e-3)), 0, 200)
     ax.plot(grid, grid, color="0.5", ls="--", lw=1, label="chance (TPR = FPR)")
-    if certified_eta is not None:
+    bound_curve = (certificate or {}).get("tpr_bound_curve")
+    if bound_curve:
+        ax.plot(
+            np.asarray(bound_curve["fpr"], dtype=float),
+            np.asarray(bound_curve["tpr"], dtype=float),
+            color="crimson",
+            lw=1.5,
+            label=f"certified: TPR <= 1 - f(FPR) ({certificate.get('tradeoff', 'trade-off curve')})",
+        )
+    elif certified_eta is not None:
         ax.plot(
             grid,
             np.minimum(1.0, grid + 2 * certified_eta),
@@ -79,8 +101,19 @@ def roc_figure(curves: dict[str, dict], *, certified_eta: float | None = None, t
         "Each curve is an attack; a curve above the dashed diagonal at low FPR means the attack "
         "identifies some members with few false alarms."
     )
-    if certified_eta is not None:
-        caption += " No attack can lie above the red certified bound (docs/theory.md section 1)."
+    if certified_eta is not None or bound_curve:
+        exact = (certificate or {}).get("exact")
+        if exact is True:
+            caption += (
+                " The red line is an exact certificate: no attack can lie above it beyond sampling error "
+                "(docs/theory.md sections 1 and 3)."
+            )
+        else:
+            caption += (
+                " The red line is the certified bound of an approximate certificate (its sigma was "
+                "estimated, or exactness is not stated): an attack above it is a finding to investigate, "
+                "not an impossibility."
+            )
     return Figure(title or "ROC on log-log axes", figure_to_png(fig), caption)
 
 
@@ -98,8 +131,9 @@ def precision_figure(curves: dict[str, dict], base_rates: dict[str, float]) -> F
             ax.plot(t[keep], prec, label=name, lw=1.2)
         ax.axhline(pi, color="0.5", ls="--", lw=1)
         ax.set_title(f"members : non-members = {label}", fontsize=9)
-        ax.set_xlabel("recall (TPR)")
-        ax.set_xlim(0, 1)
+        ax.set_xlabel("recall (TPR, log scale)")
+        ax.set_xscale("log")
+        ax.set_xlim(1e-3, 1)
         ax.set_ylim(0, 1.02)
         ax.grid(True, alpha=0.3)
     axes[0].set_ylabel("precision")
@@ -107,8 +141,9 @@ def precision_figure(curves: dict[str, dict], base_rates: dict[str, float]) -> F
     return Figure(
         "Precision-recall at realistic base rates",
         figure_to_png(fig),
-        "The dashed line is the base rate itself (what guessing achieves). When members are rare, even a "
-        "good attack's accusations are mostly wrong unless it works at very low FPR (Francis & Wagner).",
+        "Recall on a log axis, so the low-recall end where a careful attacker works can be read. The dashed "
+        "line is the base rate itself (what guessing achieves). When members are rare, even a good attack's "
+        "accusations are mostly wrong unless it works at very low FPR (Francis & Wagner).",
     )
 
 
@@ -157,10 +192,12 @@ def attack_table(results: dict) -> pd.DataFrame:
                 }
             )
             continue
-        row = {"attack": name, "AUC [95% CI]": f"{a['auc']:.3f} {_ci(a.get('auc_ci'))}"}
+        auc_ci = a.get("auc_ci_cluster") or a.get("auc_ci")
+        row = {"attack": name, "AUC [95% CI]": f"{a['auc']:.3f} {_ci(auc_ci)}"}
         for k, d in a["tpr_at_fpr_detail"].items():
-            row[f"TPR@FPR {k}"] = f"{_pct(d['tpr'], 2)} {_ci(d['tpr_ci'], 2, 100)}"
-        row["eta [95% CI]"] = f"{a['eta']:.3f} {_ci(a['eta_ci'])}"
+            ci = d.get("tpr_ci_cluster") or d["tpr_ci"]
+            row[f"TPR@FPR {k}"] = f"{_pct(d['tpr'], 2)} {_ci(ci, 2, 100)}"
+        row["eta [95% CI]"] = f"{a['eta']:.3f} {_ci(a.get('eta_ci_cluster') or a['eta_ci'])}"
         row["balanced acc."] = f"{a['balanced_accuracy']:.3f}"
         row[""] = ""
         rows.append(row)
@@ -175,7 +212,9 @@ def precision_table(results: dict) -> pd.DataFrame:
             row = {"attack": name, "members : non-members": base}
             for fpr, d in per_fpr.items():
                 p = d["precision"]
-                row[f"precision at FPR {fpr}"] = "n/a" if p is None else f"{p:.3f} {_ci(d['precision_ci'])}"
+                row[f"precision at FPR {fpr}"] = (
+                    "n/a (no trial flagged at this FPR)" if p is None else f"{p:.3f} {_ci(d['precision_ci'])}"
+                )
             rows.append(row)
     return pd.DataFrame(rows)
 
@@ -186,7 +225,7 @@ def top_records(scores: pd.DataFrame, attack: str, k: int = 10) -> pd.DataFrame:
     if not cols:
         return pd.DataFrame()
     top = scores.sort_values(cols, ascending=False).head(k)
-    keep = ["record", "label", "n_member_trials", *cols]
+    keep = [c for c in ("record", "label", "n_member_trials") if c in scores] + cols
     if f"{attack}_false_alarm" in scores:
         keep.append(f"{attack}_false_alarm")
     return top[keep].reset_index(drop=True)
@@ -195,21 +234,67 @@ def top_records(scores: pd.DataFrame, attack: str, k: int = 10) -> pd.DataFrame:
 # -------------------------------------------------------------------------------------------- summary
 
 
+_STATUS_TEXT = {
+    "pass": "PASS",
+    "finding": "FINDING",
+    "inconclusive": "INCONCLUSIVE",
+    "no policy": "NO POLICY STATED",
+}
+
+
+def verdict_sentence(results: dict) -> str | None:
+    """The verdict line (first in the summary and on the terminal); None for results without a verdict."""
+    v = results.get("verdict")
+    if not v:
+        return None
+    return f"Verdict: {_STATUS_TEXT.get(v['status'], v['status'])}. {v['text']}"
+
+
+def certificate_sentences(cert: dict) -> list[str]:
+    """What a certificate allows, its premise and whether it is exact (docs/theory.md sections 1 and 3)."""
+    eta = float(cert["eta"])
+    out = [
+        f"The trainer is certified eta <= {eta:.3g} ({cert.get('source', '')}): no attacker is right more "
+        f"than {100 * (0.5 + eta):.1f}% of the time on a balanced guess. Eta alone still allows "
+        f"TPR <= FPR + 2 eta: an attacker may find up to {100 * min(1.0, 2 * eta):.0f}% of the members with "
+        "no false alarm."
+    ]
+    if cert.get("tradeoff"):
+        out[0] += " Its f-DP trade-off curve bounds the TPR at each FPR more tightly (table below)."
+    if cert.get("premise"):
+        out.append(f"Premise of the certificate: {cert['premise']}.")
+    if cert.get("exactness"):
+        out.append(f"The certificate is {cert['exactness']}.")
+    return out
+
+
 def plain_summary(results: dict, *, who: str = "the model") -> list[str]:
-    """Plain-language sentences for a decision maker."""
+    """Plain-language sentences for a decision maker (the verdict first)."""
     lines = []
+    head = verdict_sentence(results)
+    if head:
+        lines.append(head)
     best = results.get("strongest_attack")
     a = results.get("attacks", {}).get(best) if best else None
     game = results.get("game", {})
+    util = results.get("utility") or {}
+    if util.get("warning"):
+        lines.append(f"WARNING: {util['warning']}")
     if a is not None:
         acc = 0.5 + a["eta"]
-        lo, hi = a["eta_ci"]
+        lo, hi = results.get("eta_ci") or a["eta_ci"]
+        hl = results.get("headline") or {}
+        how = (
+            "an interval that allows for dependent trials and for choosing the strongest of "
+            f"{len(hl.get('family', []))} attacks"
+            if hl
+            else "trials taken as independent"
+        )
         lines.append(
             f"Given a record and {who}, the strongest attack ({best}) guessed correctly whether the record "
-            f"was in the training data {_pct(acc)} of the time (a coin "
-            "flip gets 50%). That is a measured MIP "
-            f"eta of {a['eta']:.3f} (95% interval {lo:.3f} to {hi:.3f}); the true eta is at least about this "
-            "large."
+            f"was in the training data {_pct(acc)} of the time (a coin flip gets 50%). That is a measured "
+            f"MIP eta of {a['eta']:.3f} (95% interval {lo:.3f} to {hi:.3f}, {how}); the true eta is at least "
+            "about this large."
         )
         if lo > 0:
             lines.append(
@@ -236,22 +321,18 @@ def plain_summary(results: dict, *, who: str = "the model") -> list[str]:
                 )
     cert = results.get("certificate")
     if cert:
-        eta_hat = results.get("eta")
-        bound = cert["eta"]
-        verdict = (
-            "consistent with the certificate"
-            if eta_hat is None or results["eta_ci"][0] <= bound
-            else "ABOVE the certificate: check how the certificate was obtained (e.g. an estimated sigma)"
-        )
-        lines.append(
-            f"The trainer is certified eta <= {bound:.3g} ({cert.get('source', '')}); the measurement is "
-            f"{verdict}."
-        )
-    util = results.get("utility")
+        lines.extend(certificate_sentences(cert))
+        violations = (results.get("verdict") or {}).get("certificate_violations")
+        if violations:
+            lines.append("The measurement is ABOVE the certificate: " + "; ".join(violations) + ".")
+        elif results.get("eta") is not None:
+            lines.append("The measurement is consistent with the certificate.")
     if util:
+        rate = util.get("majority_class_rate")
+        maj = f" (always guessing the majority class: {_pct(rate)})" if rate is not None else ""
         lines.append(
-            f"The models are right on {_pct(util['accuracy_nonmembers'])} of records they did not train on "
-            f"and {_pct(util['accuracy_members'])} of their own training records."
+            f"The models are right on {_pct(util['accuracy_nonmembers'])} of records they did not train on"
+            f"{maj} and {_pct(util['accuracy_members'])} of their own training records."
         )
     if game:
         lines.append(
@@ -262,6 +343,69 @@ def plain_summary(results: dict, *, who: str = "the model") -> list[str]:
     return lines
 
 
+def verdict_section(results: dict) -> Section | None:
+    """The verdict box: status, policy, measurement, date and fingerprints."""
+    v = results.get("verdict")
+    if not v:
+        return None
+    prov = results.get("provenance") or {}
+    policy = v.get("policy")
+    m = v.get("measured") or {}
+    rows = [
+        ("verdict", _STATUS_TEXT.get(v["status"], v["status"])),
+        (
+            "policy",
+            f"{policy['metric']} must not exceed {policy['fail_above']:g}"
+            if policy
+            else "no policy stated (give a limit to get pass / finding)",
+        ),
+        (
+            "measured",
+            f"{m.get('metric')} {m.get('value'):.4f} ({m.get('attack')}), "
+            f"{100 * m.get('confidence', 0.95):g}% simultaneous interval {_ci(m.get('ci'), 4)}"
+            if m.get("value") is not None
+            else "n/a (no score attack ran)",
+        ),
+        ("certificate", "; ".join(v.get("certificate_violations") or []) or "no violation"),
+        ("date (UTC)", prov.get("date") or results.get("created") or "n/a (not recorded)"),
+        ("data fingerprint (SHA-256 of the encoded arrays)", prov.get("data_sha256") or "n/a (not recorded)"),
+        ("model", prov.get("model_class") or "n/a"),
+        ("model fingerprint (class, version, parameters)", prov.get("model_fingerprint") or "n/a"),
+    ]
+    text = [
+        v["text"],
+        "finding: the interval lies above the limit (or a certificate is violated); pass: it lies at or "
+        "below the limit for these attacks (an audit cannot prove a model private); inconclusive: it "
+        "straddles the limit.",
+    ]
+    return Section("Verdict", text, [pd.DataFrame(rows, columns=["", "value"])])
+
+
+def certificate_table(results: dict) -> pd.DataFrame | None:
+    """Certified TPR beside each attack's measured TPR (with its simultaneous cluster interval) per FPR."""
+    cert = results.get("certificate") or {}
+    bounds = cert.get("tpr_bound")
+    if not bounds:
+        return None
+    rows = []
+    for name, a in roc_attacks(results).items():
+        for k, d in a.get("tpr_at_fpr_detail", {}).items():
+            ci = d.get("tpr_ci_simultaneous") or d.get("tpr_ci")
+            bound = bounds.get(k)
+            rows.append(
+                {
+                    "attack": name,
+                    "FPR": k,
+                    "measured TPR [simultaneous CI]": f"{_pct(d['tpr'], 2)} {_ci(ci, 2, 100)}",
+                    "certified TPR": "n/a (FPR not certified)" if bound is None else _pct(bound, 2),
+                    "above the certificate": "n/a"
+                    if bound is None
+                    else ("YES" if ci and ci[0] is not None and ci[0] > bound else "no"),
+                }
+            )
+    return pd.DataFrame(rows)
+
+
 def audit_sections(results: dict, scores: pd.DataFrame | None, *, heading: str = "") -> list[Section]:
     """The sections of one audit (used by the audit report and, per stage, by the demo report)."""
     pre = f"{heading}: " if heading else ""
@@ -270,23 +414,31 @@ def audit_sections(results: dict, scores: pd.DataFrame | None, *, heading: str =
     sections: list[Section] = []
     figs = []
     if curves:
-        figs.append(roc_figure(curves, certified_eta=cert["eta"] if cert else None))
+        figs.append(roc_figure(curves, certificate=cert))
     sections.append(
         Section(
             f"{pre}Attacks",
             [
-                "Each attack scores every (target model, record) pair; TPR "
-                "at FPR uses the lowest threshold with "
-                "at most that FPR on the trials (interval: Clopper-Pearson on the members found). eta is "
-                "accuracy - 1/2 of hard guesses with a threshold chosen on "
-                "the other half of the target models "
-                "(interval: Clopper-Pearson). AUC interval: Hanley & McNeil.",
+                "Each attack scores every (target model, record) pair; TPR at FPR uses the lowest threshold "
+                "with at most that FPR on the trials. eta is accuracy - 1/2 of hard guesses with a threshold "
+                "chosen on the other half of the target models. Intervals: a two-way cluster bootstrap over "
+                "target models and records (docs/theory.md section 11); the headline's is simultaneous over "
+                "the attacks. The per-attack intervals in this table are the cluster ones.",
                 *(results.get("notes") or []),
             ],
             [attack_table(results)],
             figs,
         )
     )
+    ctable = certificate_table(results)
+    if cert and ctable is not None:
+        sections.append(
+            Section(
+                f"{pre}Certificate",
+                certificate_sentences(cert) + [f"Certified TPR: {cert.get('tpr_bound_rule', '')}."],
+                [ctable],
+            )
+        )
     if curves:
         base_rates = {
             label: 1.0 / (1.0 + float(label.split(":")[1]))
@@ -349,7 +501,8 @@ def build(run_dir: str | Path) -> tuple[str, list[str], list[Section]]:
     scores = pd.read_parquet(run_dir / SCORES_FILE) if (run_dir / SCORES_FILE).is_file() else None
     trainer = results.get("trainer", {}).get("import_path", "model")
     title = f"Membership-inference audit of {trainer.rsplit('.', 1)[-1]}"
-    sections = audit_sections(results, scores)
+    box = verdict_section(results)
+    sections = ([box] if box else []) + audit_sections(results, scores)
     sections.append(_setup_section(results))
     return title, plain_summary(results), sections
 

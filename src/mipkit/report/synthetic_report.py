@@ -126,12 +126,9 @@ def summary_rows(summary: dict) -> list[tuple[str, str]]:
     ]
     for secret, r in summary["inference"].items():
         values = (r["precision"], r["baseline_precision"], r["precision_improvement"])
-        rows.append(
-            (
-                f"inference {secret} ({r.get('attack', 'attack')} vs same): precision / baseline / PI",
-                " / ".join(_fmt(v) for v in values),
-            )
-        )
+        attack = r.get("attack")
+        text = " / ".join(_fmt(v) for v in values) + (f" ({attack})" if attack else "")
+        rows.append((f"inference {secret}: precision / baseline / PI", text))
     return rows
 
 

@@ -1,4 +1,4 @@
-"""Optional dependencies of the synthesizers, imported on first use with a one-line message naming the extra."""
+"""Optional dependencies of the synthesizers, imported on first use; a one-line message names the extra."""
 
 from __future__ import annotations
 

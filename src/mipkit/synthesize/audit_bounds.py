@@ -10,8 +10,11 @@ audit of its output (:func:`mipkit.workflows.audit_synthetic.audit_synthetic`):
   bound of Kulynych et al. (2025) caps the attack's success at ``1 - f(base)``.
 
 A measured value above its certified bound is a *violation*: the guarantee, the implementation or the audit
-is wrong, or the measurement is noisy. ``significant`` says whether the one-sided 95% Clopper-Pearson lower
-bound of the measured rate is above the certified bound too (sampling error alone is then unlikely).
+is wrong, or the measurement is noisy. Measured rates move in steps of one record, so a TPR counts as above
+its bound when it exceeds it by more than one member (``1 / m``), and ROC points at an FPR the audit cannot
+resolve (below one non-member, ``1 / n``) are not compared. ``significant`` says whether the violation
+survives sampling error: the one-sided 95% Clopper-Pearson lower bound of the measured rate is above the
+bound, taken at the 95% upper bound of the FPR for the ROC.
 """
 
 from __future__ import annotations
@@ -33,24 +36,37 @@ def _lower(successes: float, trials: float, level: float = 0.95) -> float:
     return float(stats.beta.ppf(1.0 - level, successes, trials - successes + 1))
 
 
+def _upper(successes: float, trials: float, level: float = 0.95) -> float:
+    """One-sided Clopper-Pearson upper bound of a binomial rate."""
+    if trials <= 0 or successes >= trials:
+        return 1.0
+    return float(stats.beta.ppf(level, successes + 1, trials - successes))
+
+
 def certified_roc_excess(curve: Any, dcr_members: np.ndarray, dcr_nonmembers: np.ndarray) -> dict:
-    """Largest excess of the DCR attack's ROC (score ``-DCR``) over the certified ``1 - f(alpha)``."""
+    """Largest excess of the DCR attack's ROC (score ``-DCR``) over the certified ``1 - f(alpha)``, at the
+    resolved FPRs (``>= 1 / n``), and whether a point exceeds it beyond sampling error (module docstring)."""
     m = np.sort(np.asarray(dcr_members, dtype=float))
     h = np.sort(np.asarray(dcr_nonmembers, dtype=float))
     thresholds = np.unique(np.concatenate([m, h]))
     tpr = np.searchsorted(m, thresholds, side="right") / m.size  # "member" when DCR <= threshold
     fpr = np.searchsorted(h, thresholds, side="right") / h.size
     bound = np.asarray(curve.tpr(np.clip(fpr, 0.0, 1.0)), dtype=float)
-    excess = tpr - bound
+    resolved = fpr >= 1.0 / h.size
+    excess = np.where(resolved, tpr - bound, -np.inf)
     i = int(np.argmax(excess))
-    lo = _lower(tpr[i] * m.size, m.size)
+    k_m = np.searchsorted(m, thresholds, side="right")
+    k_h = np.searchsorted(h, thresholds, side="right")
+    tpr_lo = np.array([_lower(k, m.size) for k in k_m])
+    fpr_hi = np.array([_upper(k, h.size) for k in k_h])
+    significant = tpr_lo > np.asarray(curve.tpr(fpr_hi), dtype=float)
     return {
         "max_excess": float(excess[i]),
         "at_fpr": float(fpr[i]),
         "tpr": float(tpr[i]),
         "certified_tpr": float(bound[i]),
-        "violation": bool(excess[i] > 1e-12),
-        "significant": bool(lo > bound[i]),
+        "violation": bool(excess[i] > 1.0 / m.size),
+        "significant": bool(significant.any()),
         "points": int(thresholds.size),
     }
 
@@ -72,28 +88,39 @@ def certified_audit_bounds(certificate: SynthesisCertificate, audit: Any) -> dic
         "certified_success", "violation", "significant"}}, "violations": [text, ...]}``.
     """
     if not certificate.certified:
-        return {"certified": False, "method": certificate.method, "dcr": {}, "inference": {}, "violations": []}
+        return {
+            "certified": False,
+            "method": certificate.method,
+            "dcr": {},
+            "inference": {},
+            "violations": [],
+        }
     curve = certificate_curve(certificate, "add_remove")
     res = audit.to_dict() if hasattr(audit, "to_dict") else dict(audit)
     out: dict[str, Any] = {"certified": True, "method": certificate.method, "dcr": {}, "inference": {}}
     violations: list[str] = []
     dcr = res.get("dcr") or {}
     n_members = dcr.get("n_members") or 0
+    n_non = dcr.get("n_nonmembers") or 0
     table = {}
     for key, measured in (dcr.get("tpr_at_fpr") or {}).items():
         if measured is None:
             continue
         bound = float(curve.tpr(float(key)))
         lo = _lower(float(measured) * n_members, n_members)
+        resolved = n_non == 0 or float(key) >= 1.0 / n_non
+        fpr_hi = _upper(float(key) * n_non, n_non) if n_non else float(key)
         row = {
             "measured": float(measured),
             "certified": bound,
-            "violation": bool(measured > bound + 1e-12),
-            "significant": bool(lo > bound),
+            "violation": bool(resolved and measured > bound + (1.0 / n_members if n_members else 1e-12)),
+            "significant": bool(resolved and lo > float(curve.tpr(fpr_hi))),
         }
         table[key] = row
         if row["violation"]:
-            violations.append(f"DCR attack TPR {measured:.4f} at FPR {key} is above the certified {bound:.4f}")
+            violations.append(
+                f"DCR attack TPR {measured:.4f} at FPR {key} is above the certified {bound:.4f}"
+            )
     out["dcr"]["tpr_at_fpr"] = table
     attack = getattr(audit, "dcr_attack", None)
     if attack is not None:
@@ -101,8 +128,8 @@ def certified_audit_bounds(certificate: SynthesisCertificate, audit: Any) -> dic
         out["dcr"]["roc"] = roc
         if roc["violation"] and not any("DCR" in v for v in violations):
             violations.append(
-                f"DCR attack ROC reaches TPR {roc['tpr']:.4f} at FPR {roc['at_fpr']:.4g}, above the certified "
-                f"{roc['certified_tpr']:.4f}"
+                f"DCR attack ROC reaches TPR {roc['tpr']:.4f} at FPR {roc['at_fpr']:.4g}, above the "
+                f"certified {roc['certified_tpr']:.4f}"
             )
     for secret, r in (res.get("inference") or {}).items():
         base, prec = r.get("baseline_precision"), r.get("precision")

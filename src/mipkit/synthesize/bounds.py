@@ -1,9 +1,10 @@
-"""Component-wise bounds on a critic's per-record gradients by interval propagation (Pedersen, thesis ch. 3.1).
+"""Component-wise bounds on a critic's per-record gradients by interval propagation (Pedersen, ch. 3.1).
 
 The critic is a fully connected network ``s_l = W_l x_{l-1} + b_l``, ``x_l = phi_l(s_l)`` for the hidden
 layers, with LeakyReLU (or ReLU, slope 0) activations ``phi(s) = s`` for ``s > 0`` and ``alpha s`` otherwise,
-and a linear scalar output ``D(x) = W_{L+1} x_L + b_{L+1}``. For every input in a box ``[lo, hi]`` (``[0, 1]^d``
-for the preprocessed tables) and the critic's *current* weights, this module bounds each component of
+and a linear scalar output ``D(x) = W_{L+1} x_L + b_{L+1}``. For every input in a box ``[lo, hi]``
+(``[0, 1]^d`` for the preprocessed tables) and the critic's *current* weights, this module bounds each
+component of
 
 * the gradient of ``D(x)`` with respect to the parameters (Thm 3.1.1, eqs. 3.8-3.24): forward interval
   propagation of the pre-activations, then backward propagation of intervals with the products of intervals

@@ -2,16 +2,19 @@
 
 A :class:`SynthesisCertificate` states the mechanism record of the run (the steps that ran, for DP-WGAN-GP;
 ``ApproxDP(epsilon, delta)`` for AIM and MST, whose zCDP accounting their authors convert to it), the
-neighbouring relation, and from the trade-off curves (docs/theory.md section 3):
+neighbouring relation, and from the trade-off curves of both relations
+(:func:`mipkit.accounting.tradeoff_curve` with ``neighbours=``; docs/theory.md section 3):
 
 * ``epsilon``: the epsilon at ``delta`` for add/remove and for replace-one neighbours;
 * ``eta``: MIP eta ``= adv / 2`` of the replace-one curve (the MIP game replaces a record);
 * ``advantage``: the largest TPR - FPR of a membership test (add/remove: record in against record out);
 * ``tpr_at_fpr``: ``1 - f(fpr)`` of the add/remove curve at a few FPRs.
 
-An ``ApproxDP`` guarantee for add/remove gives ``(2 eps, (1 + e^eps) delta)`` for replace-one (group privacy
-for two records; docs/theory.md section 3). Non-private synthesizers (CTGAN) get ``certified = False``.
-:func:`certificate_curve` rebuilds a curve from a certificate read back from ``certificate.json``.
+An ``ApproxDP`` guarantee for add/remove gives replace-one by group privacy for two records (its epsilon is
+stated at ``(1 + e^eps) delta``); a DP-WGAN-GP run is accounted for replace-one directly (its centred
+release has the same noise multiplier under both relations; docs/synthesize.md). Non-private synthesizers
+(CTGAN) get ``certified = False``. :func:`certificate_curve` rebuilds a curve from a certificate read back
+from ``certificate.json``.
 """
 
 from __future__ import annotations
@@ -51,10 +54,12 @@ class SynthesisCertificate:
     delta : float or None
     neighbours : str or None
         The relation of the headline ``epsilon`` (the target's).
-    mechanisms : dict
-        Relation -> the mechanism record's dict whose curve certifies it.
+    mechanism : dict
+        The record of the guarantee as stated (``tradeoff_curve(record, neighbours=...)`` gives both curves).
     epsilon : dict
-        Relation -> epsilon at ``delta``.
+        Relation -> epsilon at ``deltas[relation]``.
+    deltas : dict
+        Relation -> delta of that epsilon (``delta``, except for replace-one by group privacy).
     eta, advantage : float or None
     tpr_at_fpr : dict
         FPR (as text) -> certified TPR (add/remove).
@@ -69,8 +74,9 @@ class SynthesisCertificate:
     certified: bool
     delta: float | None = None
     neighbours: str | None = None
-    mechanisms: dict = field(default_factory=dict)
+    mechanism: dict = field(default_factory=dict)
     epsilon: dict = field(default_factory=dict)
+    deltas: dict = field(default_factory=dict)
     eta: float | None = None
     advantage: float | None = None
     tpr_at_fpr: dict = field(default_factory=dict)
@@ -100,7 +106,7 @@ class SynthesisCertificate:
             raise MipkitValueError(
                 "This is not a synthesis certificate: it has no 'method' and 'certified' keys."
             )
-        keys = {f for f in cls.__dataclass_fields__}
+        keys = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in d.items() if k in keys})
 
     def write(self, path: str | Path) -> Path:
@@ -122,51 +128,49 @@ class SynthesisCertificate:
         return cls.from_dict(d)
 
 
-def _record_from_dict(d: dict) -> Any:
-    from mipkit.accounting import mechanism_from_dict
-    from mipkit.accounting.heterogeneous import HeterogeneousSubsampledGaussian
-
-    if d.get("name") == HeterogeneousSubsampledGaussian.name:
-        return HeterogeneousSubsampledGaussian.from_dict(d)
-    return mechanism_from_dict(d)
-
-
 def _curve(record: Any, relation: str) -> Any:
     from mipkit.accounting import tradeoff_curve
-    from mipkit.accounting.heterogeneous import HeterogeneousSubsampledGaussian, heterogeneous_curve
 
-    if isinstance(record, HeterogeneousSubsampledGaussian):
-        return heterogeneous_curve(record, neighbours=relation)
-    return tradeoff_curve(record)
+    return tradeoff_curve(record, neighbours=relation)
 
 
 @functools.lru_cache(maxsize=32)
 def _cached_curve(record_json: str, relation: str) -> Any:
-    return _curve(_record_from_dict(json.loads(record_json)), relation)
+    from mipkit.accounting import mechanism_from_dict
+
+    return _curve(mechanism_from_dict(json.loads(record_json)), relation)
 
 
 def certificate_curve(certificate: SynthesisCertificate, relation: str = "add_remove") -> Any:
     """The trade-off curve that certifies ``relation`` (rebuilt from the stored record; cached)."""
     if not certificate.certified:
         raise MipkitValueError(f"The {certificate.method!r} synthesizer carries no privacy guarantee.")
-    if relation not in certificate.mechanisms:
-        raise MipkitValueError(f"The certificate has no guarantee for {relation!r} neighbours.")
-    return _cached_curve(json.dumps(certificate.mechanisms[relation], sort_keys=True), relation)
+    if relation not in RELATIONS:
+        raise MipkitValueError(f"The relation must be one of {list(RELATIONS)}. Got {relation!r} instead.")
+    return _cached_curve(json.dumps(certificate.mechanism, sort_keys=True), relation)
 
 
 def _fill(
-    method: str, curves: dict, mechanisms: dict, delta: float, neighbours: str, **extra: Any
+    method: str,
+    curves: dict,
+    mechanism: dict,
+    delta: float,
+    neighbours: str,
+    deltas: dict | None = None,
+    **extra: Any,
 ) -> SynthesisCertificate:
     from mipkit.accounting import eta_from_curve
 
+    deltas = dict.fromkeys(RELATIONS, delta) | dict(deltas or {})
     add, rep = curves["add_remove"], curves["replace_one"]
     return SynthesisCertificate(
         method=method,
         certified=True,
         delta=delta,
         neighbours=neighbours,
-        mechanisms=mechanisms,
-        epsilon={r: float(curves[r].epsilon_for_delta(delta)) for r in RELATIONS},
+        mechanism=mechanism,
+        epsilon={r: float(curves[r].epsilon_for_delta(deltas[r])) for r in RELATIONS},
+        deltas=deltas,
         eta=float(eta_from_curve(rep)),
         advantage=float(add.advantage()),
         tpr_at_fpr={f"{a:g}": float(add.tpr(a)) for a in CERTIFICATE_FPRS},
@@ -185,18 +189,15 @@ def certificate_from_record(
     notes: list[str] | None = None,
 ) -> SynthesisCertificate:
     """Certificate of a run of heterogeneous subsampled Gaussian steps (both relations, one set of ratios)."""
-    from dataclasses import replace
-
-    mechanisms = {r: replace(record, neighbours=r).to_dict() for r in RELATIONS}
-    curves = {r: _curve(replace(record, neighbours=r), r) for r in RELATIONS}
+    curves = {r: _curve(record, r) for r in RELATIONS}
     notes = list(notes or [])
     if (details or {}).get("domain_source") == "data":
         notes.append(
-            "The column domain (numeric ranges, category lists) was read from the training data; the guarantee "
-            "assumes it is public. Pass a domain to avoid this."
+            "The column domain (numeric ranges, category lists) was read from the training data; the "
+            "guarantee assumes it is public. Pass a domain to avoid this."
         )
     return _fill(
-        method, curves, mechanisms, delta, neighbours,
+        method, curves, record.to_dict(), delta, neighbours,
         calibration=dict(calibration or {}), details=dict(details or {}), notes=notes,
     )  # fmt: skip
 
@@ -211,15 +212,13 @@ def certificate_from_dp(
     notes: list[str] | None = None,
 ) -> SynthesisCertificate:
     """Certificate of an add/remove ``(epsilon, delta)``-DP synthesizer; replace-one by group privacy."""
-    from mipkit.accounting import ApproxDP, tradeoff_curve
+    from mipkit.accounting import ApproxDP
 
     add = ApproxDP(epsilon=epsilon, delta=delta)
     rep_delta = min((1.0 + math.exp(epsilon)) * delta, 1.0 - 1e-12)
-    rep = ApproxDP(epsilon=2.0 * epsilon, delta=rep_delta)
-    curves = {"add_remove": tradeoff_curve(add), "replace_one": tradeoff_curve(rep)}
-    mechanisms = {"add_remove": add.to_dict(), "replace_one": rep.to_dict()}
+    curves = {r: _curve(add, r) for r in RELATIONS}
     cert = _fill(
-        method, curves, mechanisms, delta, "add_remove",
+        method, curves, add.to_dict(), delta, "add_remove", {"replace_one": rep_delta},
         calibration=dict(calibration or {}), details=dict(details or {}), notes=list(notes or []),
     )  # fmt: skip
     return cert

@@ -4,14 +4,14 @@ What runs, per critic step (docs/synthesize.md; docs/theory.md sections 3, 8 and
 
 1. bound every component of one record's gradient over the whole input domain ``[0, 1]^d`` from the critic's
    current weights (:func:`~mipkit.synthesize.bounds.critic_bounds`; no clipping, no per-sample gradients);
-2. draw the batch by Poisson sampling at rate ``q`` (what the subsampled-Gaussian accounting assumes), a fake
-   record and a mixing weight ``u ~ U[0, 1]`` per real record for the penalty, and ``m = q N`` fake records for
-   the generator's term of the loss (no data: no noise needed);
+2. draw the batch by Poisson sampling at rate ``q`` (what the subsampled-Gaussian accounting assumes), a
+   fake record and a mixing weight ``u ~ U[0, 1]`` per real record for the penalty, and ``m = q N`` fake
+   records for the generator's term of the loss (no data: no noise needed);
 3. release the centred sum of the real records' contributions plus Gaussian noise with standard deviation
-   ``z_t`` times the step's sensitivity (:func:`~mipkit.synthesize.noise.step_noise`), divide by ``m`` and take
-   an Adam step. Algorithm 1 as printed draws noise of a fixed scale whatever the sensitivity (line 14), so the
-   ratio of each step would depend on the run; here the ratios ``z_t`` are fixed before training (a constant,
-   or a geometric schedule) and the noise follows the sensitivity.
+   ``z_t`` times the step's sensitivity (:func:`~mipkit.synthesize.noise.step_noise`), divide by ``m`` and
+   take an Adam step. Algorithm 1 as printed draws noise of a fixed scale whatever the sensitivity (line 14),
+   so the ratio of each step would depend on the run; here the ratios ``z_t`` are fixed before training (a
+   constant, or a geometric schedule) and the noise follows the sensitivity.
 
 The run is the composition of ``n_generator x n_critic`` Poisson-subsampled Gaussian steps with ratios
 ``z_t``: :class:`~mipkit.accounting.heterogeneous.HeterogeneousSubsampledGaussian`, accounted exactly by PLD.
@@ -39,10 +39,10 @@ from mipkit._validation import (
     check_positive_int,
 )
 from mipkit.synthesize._torch import require_torch
-from mipkit.synthesize.plan import RunPlan, plan_run
 from mipkit.synthesize.bounds import critic_bounds
-from mipkit.synthesize.certificate import SynthesisCertificate, certificate_from_record
+from mipkit.synthesize.certificate import SynthesisCertificate, certificate_from_record, uncertified
 from mipkit.synthesize.noise import step_noise
+from mipkit.synthesize.plan import RunPlan, fixed_plan, plan_run
 from mipkit.synthesize.preprocess import TabularEncoder
 
 __all__ = ["DPWGANGP"]
@@ -86,6 +86,9 @@ class DPWGANGP:
         Ratio schedule: ``z_t`` falls geometrically from ``z`` to ``noise_decay * z`` over the run, in
         ``schedule_groups`` steps (1: one ratio for every step).
     schedule_groups : int, default=8
+    noise_multiplier : float, optional
+        Fix the scale ``z`` of the ratios instead of calibrating it (the certificate then says what it gives);
+        0 trains without noise (the non-private WGAN-GP of the thesis's comparison; nothing is certified).
     categorical_output : {"softmax", "sigmoid"}, default="softmax"
         Generator output of a categorical column's one-hot block: a softmax, so fake records lie on the
         simplex like the real ones and the first-layer bounds use it (much tighter), or the thesis's
@@ -122,6 +125,7 @@ class DPWGANGP:
         betas: tuple[float, float] = (0.5, 0.9),
         noise_decay: float = 1.0,
         schedule_groups: int = 8,
+        noise_multiplier: float | None = None,
         categorical_output: str = "softmax",
         domain: dict | None = None,
         n_threads: int | None = 1,
@@ -158,6 +162,13 @@ class DPWGANGP:
         self.betas = (float(betas[0]), float(betas[1]))
         self.noise_decay = check_interval("noise_decay", noise_decay, 0.0, 1.0, closed="right", owner=owner)
         self.schedule_groups = check_positive_int("schedule_groups", schedule_groups, owner=owner)
+        self.noise_multiplier = (
+            None
+            if noise_multiplier is None
+            else check_interval(
+                "noise_multiplier", noise_multiplier, 0.0, math.inf, closed="left", owner=owner
+            )
+        )
         self.categorical_output = check_choice(
             "categorical_output", categorical_output, ("softmax", "sigmoid"), owner=owner
         )
@@ -195,6 +206,16 @@ class DPWGANGP:
 
     def plan(self, n_records: int) -> RunPlan:
         """The calibrated plan for ``n_records`` training records (noise multipliers of every step)."""
+        if self.noise_multiplier is not None:
+            return fixed_plan(
+                self.noise_multiplier,
+                delta=self.delta,
+                neighbours=self.neighbours,
+                sample_rate=self.sample_rate,
+                steps=self.n_generator * self.n_critic,
+                noise_decay=self.noise_decay,
+                schedule_groups=self.schedule_groups,
+            )
         return plan_run(
             epsilon=self.epsilon,
             delta=self.delta,
@@ -208,7 +229,11 @@ class DPWGANGP:
         )
 
     def fit(self, data: pd.DataFrame) -> DPWGANGP:
-        """Train on a table; sets ``encoder_``, ``critic_``, ``generator_``, ``certificate_`` and ``history_``."""
+        """Train on a table.
+
+        Sets ``encoder_``, ``critic_``, ``generator_``, ``certificate_`` (the steps that ran) and ``history_``
+        (per step: sensitivity, its critic and penalty parts, noise, batch size).
+        """
         torch = require_torch()
         from threadpoolctl import threadpool_limits
 
@@ -227,8 +252,12 @@ class DPWGANGP:
             torch.set_num_threads(before)
         seconds = time.perf_counter() - clock
         h = self.history_
+        method = "dpwgan-gp-scaled" if self.noise_shape == "scaled" else "dpwgan-gp"
+        if self.noise_multiplier == 0.0:
+            self.certificate_ = uncertified(method, details={"noise_multiplier": 0.0, "fit_seconds": seconds})
+            return self
         self.certificate_ = certificate_from_record(
-            method="dpwgan-gp-scaled" if self.noise_shape == "scaled" else "dpwgan-gp",
+            method=method,
             record=plan.record_for(steps),
             delta=self.delta,
             neighbours=plan.neighbours,

@@ -12,10 +12,11 @@ for both neighbouring relations (docs/synthesize.md):
 
 * add/remove: the sum gains or loses one ``v(x) - c``;
 * replace-one: ``v(x) - c`` and ``v(x') - c`` both lie within ``s`` of 0, so they differ by at most ``2 s``,
-  the range ``||C_1 - C_0||`` of the interval bounds (plus ``2 lambda C^lambda``), which is ``dp_accounting``'s
-  replace-one model with sensitivity ``s``.
+  the range ``||C_1 - C_0||`` of the interval bounds (plus ``2 lambda C^lambda``), which is
+  ``dp_accounting``'s replace-one model with sensitivity ``s``.
 
-Without centring (``c = 0``) the add/remove sensitivity is the largest absolute value ``||max(|C_0|, |C_1|)||``.
+Without centring (``c = 0``) the add/remove sensitivity is the largest absolute value
+``||max(|C_0|, |C_1|)||``.
 
 Two noise shapes, both making the step a subsampled Gaussian mechanism with noise multiplier ``z``:
 

@@ -74,8 +74,15 @@ class CTGANSynthesizer:
 
     method = "ctgan"
 
-    def __init__(self, *, epochs: int = 100, batch_size: int = 500, random_state: int | None = 0, progress: Any = None) -> None:
-        self.epochs, self.batch_size, self.random_state, self.progress = int(epochs), int(batch_size), random_state, progress
+    def __init__(
+        self, *, epochs: int = 100, batch_size: int = 500, random_state: int | None = 0, progress: Any = None
+    ) -> None:
+        self.epochs, self.batch_size, self.random_state, self.progress = (
+            int(epochs),
+            int(batch_size),
+            random_state,
+            progress,
+        )
 
     def fit(self, data: pd.DataFrame) -> CTGANSynthesizer:
         ctgan = require("ctgan", extra="synth", what="CTGAN")
@@ -85,7 +92,7 @@ class CTGANSynthesizer:
 
         seed = int(check_random_state(self.random_state).integers(2**31))
         torch.manual_seed(seed)
-        np.random.seed(seed % 2**32)  # ctgan draws from the global NumPy generator
+        np.random.seed(seed % 2**32)  # noqa: NPY002 - ctgan draws from the global NumPy generator
         table = data.copy()
         self.discrete_ = [c for c in table.columns if not pd.api.types.is_numeric_dtype(table[c])]
         self.dtypes_ = table.dtypes
@@ -93,7 +100,9 @@ class CTGANSynthesizer:
             table[c] = table[c].astype(object).where(table[c].notna(), MISSING).astype(str)
         self.model_ = ctgan.CTGAN(epochs=self.epochs, batch_size=self.batch_size, verbose=False)
         self.model_.fit(table, discrete_columns=self.discrete_)
-        self.certificate_ = uncertified("ctgan", details={"epochs": self.epochs, "batch_size": self.batch_size})
+        self.certificate_ = uncertified(
+            "ctgan", details={"epochs": self.epochs, "batch_size": self.batch_size}
+        )
         if self.progress is not None:
             self.progress(1, 1)
         return self
@@ -101,9 +110,11 @@ class CTGANSynthesizer:
     def sample(self, n_rows: int, *, random_state: int | None = None) -> pd.DataFrame:
         import torch
 
-        seed = int(check_random_state(self.random_state if random_state is None else random_state).integers(2**31))
+        seed = int(
+            check_random_state(self.random_state if random_state is None else random_state).integers(2**31)
+        )
         torch.manual_seed(seed)
-        np.random.seed(seed % 2**32)
+        np.random.seed(seed % 2**32)  # noqa: NPY002
         out = self.model_.sample(int(n_rows))
         for c in self.discrete_:
             out[c] = out[c].astype(object).where(out[c].astype(str) != MISSING, None)
@@ -155,6 +166,12 @@ def make_synthesizer(
         return CTGANSynthesizer(random_state=random_state, progress=progress, **options)
     from mipkit.synthesize.peers_mbi import AIMSynthesizer, MSTSynthesizer
 
-    eps = epsilon_for_target(target, delta) if target is not None else (3.0 if epsilon is None else float(epsilon))
+    eps = (
+        epsilon_for_target(target, delta)
+        if target is not None
+        else (3.0 if epsilon is None else float(epsilon))
+    )
     cls = AIMSynthesizer if method == "aim" else MSTSynthesizer
-    return cls(epsilon=eps, delta=delta, domain=domain, random_state=random_state, progress=progress, **options)
+    return cls(
+        epsilon=eps, delta=delta, domain=domain, random_state=random_state, progress=progress, **options
+    )

@@ -47,7 +47,9 @@ def cdp_delta(rho: float, epsilon: float) -> float:
         return (a - 1.0) * (a * rho - epsilon) - math.log(a - 1.0) + a * math.log1p(-1.0 / a)
 
     amax = max(2.0, (epsilon + 1.0) / (2.0 * rho) + 2.0)
-    res = optimize.minimize_scalar(log_delta, bounds=(1.0 + 1e-9, amax), method="bounded", options={"xatol": 1e-10})
+    res = optimize.minimize_scalar(
+        log_delta, bounds=(1.0 + 1e-9, amax), method="bounded", options={"xatol": 1e-10}
+    )
     return float(min(math.exp(min(res.fun, 0.0)), 1.0))
 
 
@@ -89,7 +91,9 @@ class _Discretiser:
             else:
                 index = {k: i for i, k in enumerate(spec["categories"])}
                 miss = len(spec["categories"])
-                out[c] = s.map(lambda x, index=index, miss=miss: miss if pd.isna(x) else index.get(str(x), miss))
+                out[c] = s.map(
+                    lambda x, index=index, miss=miss: miss if pd.isna(x) else index.get(str(x), miss)
+                )
                 out[c] = out[c].to_numpy(dtype=int)
         return out
 
@@ -129,17 +133,18 @@ class _MarginalSynth:
         progress: Any = None,
     ) -> None:
         if not epsilon > 0 or not 0 < delta < 1:
-            raise MipkitValueError(f"{self.method} needs epsilon > 0 and delta in (0, 1). Got {epsilon}, {delta}.")
+            raise MipkitValueError(
+                f"{self.method} needs epsilon > 0 and delta in (0, 1). Got {epsilon}, {delta}."
+            )
         self.epsilon, self.delta, self.bins, self.iters = float(epsilon), float(delta), int(bins), int(iters)
         self.domain, self.random_state, self.progress = domain, random_state, progress
 
     def _setup(self, data: pd.DataFrame) -> tuple[Any, Any, dict]:
-        require("mbi", extra="synth", what=self.method.upper())
         import warnings
 
-        with warnings.catch_warnings():
+        with warnings.catch_warnings():  # mbi warns about JAX settings on import
             warnings.simplefilter("ignore")
-            import mbi
+            mbi = require("mbi", extra="synth", what=self.method.upper())
         self._mbi = mbi
         self.disc_ = _Discretiser(data, self.domain, self.bins)
         dom = mbi.Domain(self.disc_.columns, [self.disc_.sizes[c] for c in self.disc_.columns])
@@ -169,7 +174,9 @@ class _MarginalSynth:
 
         notes = []
         if self.disc_.domain_source == "data":
-            notes.append("The column domain was read from the training data; the guarantee assumes it is public.")
+            notes.append(
+                "The column domain was read from the training data; the guarantee assumes it is public."
+            )
         return certificate_from_dp(
             method=self.method,
             epsilon=self.epsilon,
@@ -198,11 +205,15 @@ class MSTSynthesizer(_MarginalSynth):
         sigma = math.sqrt(3.0 / (2.0 * self.rho_))
         one = [self._measure(ds, (c,), sigma * math.sqrt(len(cols))) for c in cols]
         est = self._estimate(dom, one, max(self.iters // 4, 50))
+        # fitted to 1-way marginals only, the model is a product distribution: its 2-way marginals are the
+        # outer products of its 1-way ones (no inference per pair)
+        ones = {c: np.asarray(est.project((c,)).datavector(), dtype=float) for c in cols}
+        total = max(float(est.total), 1e-12)
         pairs = list(itertools.combinations(cols, 2))
-        err = {
-            p: float(np.abs(np.asarray(ds.project(p).datavector()) - np.asarray(est.project(p).datavector())).sum())
-            for p in pairs
-        }
+        err = {}
+        for a, b in pairs:
+            xhat = np.outer(ones[a], ones[b]).ravel() / total
+            err[(a, b)] = float(np.abs(np.asarray(ds.project((a, b)).datavector()) - xhat).sum())
         parent = {c: c for c in cols}
 
         def root(c: str) -> str:
@@ -232,9 +243,20 @@ class AIMSynthesizer(_MarginalSynth):
 
     method = "aim"
 
-    def __init__(self, *, max_rounds: int | None = None, max_model_size: float = 80.0, round_iters: int = 100, **kw: Any) -> None:
+    def __init__(
+        self,
+        *,
+        max_rounds: int | None = None,
+        max_model_size: float = 80.0,
+        round_iters: int = 100,
+        **kw: Any,
+    ) -> None:
         super().__init__(**kw)
-        self.max_rounds, self.max_model_size, self.round_iters = max_rounds, float(max_model_size), int(round_iters)
+        self.max_rounds, self.max_model_size, self.round_iters = (
+            max_rounds,
+            float(max_model_size),
+            int(round_iters),
+        )
 
     def fit(self, data: pd.DataFrame) -> AIMSynthesizer:
         from mbi.clique_utils import downward_closure
@@ -247,8 +269,10 @@ class AIMSynthesizer(_MarginalSynth):
         answers = {cl: np.asarray(ds.project(cl).datavector(), dtype=float) for cl in cand}
         rounds = self.max_rounds or 16 * len(cols)
         rho = self.rho_
-        sigma = math.sqrt(rounds / (2.0 * 0.9 * rho))
-        eps = math.sqrt(8.0 * 0.1 * rho / rounds)
+        # the noise of a round as if there were T rounds; T > d keeps the 1-way measurements within budget
+        t_eff = max(rounds, 2 * len(cols))
+        sigma = math.sqrt(t_eff / (2.0 * 0.9 * rho))
+        eps = math.sqrt(8.0 * 0.1 * rho / t_eff)
         used = len(cols) * 0.5 / sigma**2
         meas = [self._measure(ds, (c,), sigma) for c in cols]
         model = self._estimate(dom, meas, self.round_iters)
@@ -268,7 +292,14 @@ class AIMSynthesizer(_MarginalSynth):
             ]
             bias = math.sqrt(2.0 / math.pi) * sigma
             scores = np.array(
-                [cand[cl] * (np.abs(answers[cl] - np.asarray(model.project(cl).datavector())).sum() - bias * dom.size(cl)) for cl in small]
+                [
+                    cand[cl]
+                    * (
+                        np.abs(answers[cl] - np.asarray(model.project(cl).datavector())).sum()
+                        - bias * dom.size(cl)
+                    )
+                    for cl in small
+                ]
             )
             cl = small[_exp_mech(scores, eps, max(cand[c] for c in small), self.rng_)]
             before = np.asarray(model.project(cl).datavector())
@@ -280,5 +311,7 @@ class AIMSynthesizer(_MarginalSynth):
             if self.progress is not None:
                 self.progress(min(t, rounds), rounds)
         self.model_ = self._estimate(dom, meas, self.iters, warm=model)
-        self.certificate_ = self._certificate({"rounds": t, "rho_used": used, "measured": [list(m.clique) for m in meas]})
+        self.certificate_ = self._certificate(
+            {"rounds": t, "rho_used": used, "measured": [list(m.clique) for m in meas]}
+        )
         return self

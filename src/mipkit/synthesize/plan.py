@@ -2,26 +2,24 @@
 
 The ratio schedule ``z_t = z w_t`` is fixed before the data are touched (``w_t = 1``, or a geometric decay in
 a few groups), and the scale ``z`` is the smallest whose composition over the planned steps meets the target
-(:func:`mipkit.accounting.calibrate` on the records of the plan; docs/theory.md section 3). For add/remove
-neighbours the plan's records are ``SubsampledGaussian`` groups; for replace-one (the MIP game's eta) the
-search runs on :class:`~mipkit.accounting.heterogeneous.HeterogeneousSubsampledGaussian` with the same
-bracketed search and fine re-check as ``calibrate``.
+(:func:`mipkit.accounting.calibrate` on the plan's
+:class:`~mipkit.accounting.HeterogeneousSubsampledGaussian` records, for the relation the target needs:
+replace-one for the MIP game's eta, else the asked one; docs/theory.md section 3).
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from mipkit._validation import MipkitValueError
-from mipkit.accounting.heterogeneous import HeterogeneousSubsampledGaussian, group_steps, heterogeneous_curve
+from mipkit.accounting import HeterogeneousSubsampledGaussian
+from mipkit.accounting.heterogeneous import group_steps
 
-__all__ = ["RunPlan", "plan_run", "schedule_weights"]
-
-_GRID, _FINE = 1e-3, 2e-4
+__all__ = ["RunPlan", "fixed_plan", "plan_run", "schedule_weights"]
 
 
 def schedule_weights(steps: int, *, noise_decay: float = 1.0, groups: int = 8) -> np.ndarray:
@@ -65,17 +63,6 @@ class RunPlan:
         return HeterogeneousSubsampledGaussian(groups=groups, neighbours=neighbours or self.neighbours)
 
 
-def _supports_neighbours() -> str | None:
-    """The name of the neighbouring-relation field of ``SubsampledGaussian``, if the accounting has one."""
-    from mipkit.accounting import SubsampledGaussian
-
-    names = {f.name for f in fields(SubsampledGaussian)}
-    for candidate in ("neighbours", "neighbouring", "relation", "neighboring_relation"):
-        if candidate in names:
-            return candidate
-    return None
-
-
 def plan_run(
     *,
     epsilon: float | None,
@@ -89,8 +76,14 @@ def plan_run(
     n_records: int | None = None,
 ) -> RunPlan:
     """Calibrate the ratio scale ``z`` of a planned run (module docstring)."""
-    from mipkit.accounting import ApproxDP, Composed, EpsilonTarget, EtaTarget, SubsampledGaussian, calibrate
-    from mipkit.accounting.calibration import MechanismFamily
+    from mipkit.accounting import (
+        ApproxDP,
+        EpsilonTarget,
+        EtaTarget,
+        HeterogeneousSubsampledGaussian,
+        MechanismFamily,
+        calibrate,
+    )
 
     risk_target = EpsilonTarget(delta=delta, value=epsilon) if target is None else target
     relation = "replace_one" if isinstance(risk_target, EtaTarget) else neighbours
@@ -109,74 +102,50 @@ def plan_run(
         return float(min(max(1.0 / math.sqrt(math.log1p(ratio)), 0.05), 1e3))
 
     sampled = -math.expm1(steps * math.log1p(-q)) if q < 1.0 else 1.0
-    field_name = _supports_neighbours()
-    if relation == "add_remove" or field_name is not None:
-        extra = {} if relation == "add_remove" or field_name is None else {field_name: relation}
 
-        def build(z: float) -> Any:
-            parts = [SubsampledGaussian(z * wg, qq, n, **extra) for wg, qq, n in counts]
-            return parts[0] if len(parts) == 1 else Composed(parts)
-
-        family = MechanismFamily(
-            build=build,
-            parameter_name="noise_multiplier",
-            label="DP-WGAN-GP",
-            low=0.05,
-            high=1e3,
-            step=1.25,
-            start=start,
-            least_private=ApproxDP(0.0, sampled) if sampled < 1.0 else None,
-            least_private_why=(
-                f"with sampling rate {q:g} over {steps} steps a record is used with probability {sampled:.4g}"
-            ),
-            never_pure_dp=True,
-            params={"sample_rate": q, "steps": steps, "noise_decay": noise_decay},
-            method="Brent on log(noise) over a pessimistic PLD, re-checked on a finer PLD",
+    def build(z: float) -> HeterogeneousSubsampledGaussian:
+        return HeterogeneousSubsampledGaussian(
+            groups=tuple((z * wg, qq, n) for wg, qq, n in counts), neighbours=relation
         )
-        cal = calibrate(family, risk_target)
-        z, cal_dict = cal.noise, cal.to_dict()
-    else:
-        z, cal_dict = _calibrate_replace(risk_target, counts, start(risk_target), steps)
+
+    family = MechanismFamily(
+        build=build,
+        parameter_name="noise_multiplier",
+        label="DP-WGAN-GP",
+        low=0.05,
+        high=1e3,
+        step=1.25,
+        start=start,
+        least_private=ApproxDP(epsilon=0.0, delta=sampled) if sampled < 1.0 else None,
+        least_private_why=(
+            f"with sampling rate {q:g} over {steps} steps a record is used with probability {sampled:.4g}"
+        ),
+        never_pure_dp=True,
+        params={"sample_rate": q, "steps": steps, "noise_decay": noise_decay},
+        method="Brent on log(noise) over a pessimistic PLD, re-checked on a finer PLD",
+    )
+    cal = calibrate(family, risk_target)
+    z, cal_dict = cal.noise, cal.to_dict()
     cal_dict["target_record"] = risk_target.to_dict()
     cal_dict["neighbours"] = relation
     return RunPlan(noise_multipliers=z * w, sample_rate=q, neighbours=relation, calibration=cal_dict)
 
 
-def _calibrate_replace(target: Any, counts: tuple, guess: float, steps: int) -> tuple[float, dict]:
-    """``calibrate``'s search and fine re-check on the replace-one PLD of the planned groups."""
-    import time
-
-    from mipkit.accounting.search import MonotoneRisk, bracketed_search, raise_until_safe
-
-    clock = time.perf_counter()
-
-    def record(z: float) -> HeterogeneousSubsampledGaussian:
-        return HeterogeneousSubsampledGaussian(
-            groups=tuple((z * wg, q, n) for wg, q, n in counts), neighbours="replace_one"
-        )
-
-    def risk_on(grid: float):
-        return lambda z: target.risk(heterogeneous_curve(record(z), value_discretization_interval=grid))
-
-    search = MonotoneRisk(risk_on(_GRID), target.value)
-    lo, hi, _ = bracketed_search(
-        search, guess, rtol=1e-3, low=0.05, high=1e3, step=1.25, what="noise_multiplier"
-    )
-    check = MonotoneRisk(risk_on(_FINE), target.value)
-    z, fine = raise_until_safe(check, hi, target.value, factor=1.0 + 1e-3)
-    return float(z), {
-        "noise": float(z),
-        "parameter_name": "noise_multiplier",
-        "mechanism": record(z).to_dict(),
-        "target": target.name,
-        "target_value": target.value,
-        "achieved": float(search(z)),
-        "achieved_fine": float(fine),
-        "converged": bool(hi / lo - 1.0 <= 1e-3 and fine <= target.value),
-        "seconds": time.perf_counter() - clock,
-        "details": {
-            "steps": steps,
-            "value_discretization_interval": _GRID,
-            "fine_discretization_interval": _FINE,
-        },
-    }
+def fixed_plan(
+    noise_multiplier: float,
+    *,
+    delta: float,
+    neighbours: str,
+    sample_rate: float,
+    steps: int,
+    noise_decay: float = 1.0,
+    schedule_groups: int = 8,
+) -> RunPlan:
+    """A plan with a given ratio scale ``z`` (no calibration); ``z = 0`` is a run without noise."""
+    w = schedule_weights(steps, noise_decay=noise_decay, groups=schedule_groups)
+    cal = {"noise": float(noise_multiplier), "parameter_name": "noise_multiplier", "target": None,
+           "method": "given", "delta": delta}  # fmt: skip
+    return RunPlan(
+        noise_multipliers=float(noise_multiplier) * w, sample_rate=float(sample_rate), neighbours=neighbours,
+        calibration=cal,
+    )  # fmt: skip

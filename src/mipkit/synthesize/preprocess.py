@@ -164,9 +164,9 @@ class TabularEncoder:
                     v = np.where(x[:, sl.start + 1] > 0.5, np.nan, v)
                 series = pd.Series(v)
                 dtype = self.dtypes.get(col)
-                if spec.get("integer", False) and not np.isnan(v).any() and dtype is not None:
-                    if pd.api.types.is_integer_dtype(dtype):
-                        series = series.astype(dtype)
+                integral = spec.get("integer", False) and not np.isnan(v).any()
+                if integral and dtype is not None and pd.api.types.is_integer_dtype(dtype):
+                    series = series.astype(dtype)
                 cols[col] = series
             else:
                 cats = list(spec["categories"]) + ([MISSING] if spec.get("missing", False) else [])

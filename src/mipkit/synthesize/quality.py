@@ -4,7 +4,8 @@
   test it on real held-out records (AUC).
 * :func:`fidelity`: mean total-variation distance of the 1-way and 2-way marginals (numeric columns in
   equal-width bins over the real range) and the mean absolute difference of the pairwise associations
-  (Pearson for two numeric columns, Cramer's V for two categorical ones, the correlation ratio for mixed pairs).
+  (Pearson for two numeric columns, Cramer's V for two categorical ones, the correlation ratio for mixed
+  pairs).
 * :func:`mode_collapse_share`: the share of the real categories that the synthetic table never produces
   (the thesis's mode-collapse observation, ch. 3.4.1, measured over every categorical column).
 """
@@ -36,7 +37,7 @@ def _discretise(real: pd.DataFrame, synth: pd.DataFrame, bins: int) -> tuple[pd.
         if _numeric(r) and r.nunique(dropna=True) > bins:
             lo, hi = float(r.min()), float(r.max())
             edges = np.linspace(lo, hi, bins + 1)
-            cut = lambda v: np.clip(np.searchsorted(edges, v, side="right") - 1, 0, bins - 1)  # noqa: E731
+            cut = lambda v, e=edges: np.clip(np.searchsorted(e, v, side="right") - 1, 0, bins - 1)  # noqa: E731
             rv = pd.to_numeric(r, errors="coerce").to_numpy(dtype=float)
             sv = pd.to_numeric(s, errors="coerce").to_numpy(dtype=float)
             out_r[c] = np.where(np.isnan(rv), -1, cut(np.nan_to_num(rv))).astype(str)
@@ -98,7 +99,9 @@ def fidelity(
     rng = np.random.default_rng(seed)
     if max_rows is not None:
         real = real.iloc[np.sort(rng.permutation(len(real))[:max_rows])] if len(real) > max_rows else real
-        synth = synth.iloc[np.sort(rng.permutation(len(synth))[:max_rows])] if len(synth) > max_rows else synth
+        synth = (
+            synth.iloc[np.sort(rng.permutation(len(synth))[:max_rows])] if len(synth) > max_rows else synth
+        )
     dr, ds = _discretise(real, synth, bins)
     one = [_tvd(dr[c], ds[c]) for c in cols]
     two = [_tvd(dr[a] + "|" + dr[b], ds[a] + "|" + ds[b]) for a, b in itertools.combinations(cols, 2)]
@@ -112,7 +115,9 @@ def fidelity(
     }
 
 
-def mode_collapse_share(real: pd.DataFrame, synth: pd.DataFrame, columns: Sequence[str] | None = None) -> float:
+def mode_collapse_share(
+    real: pd.DataFrame, synth: pd.DataFrame, columns: Sequence[str] | None = None
+) -> float:
     """Share of the (column, category) pairs of the real table's categorical columns never generated."""
     cols = [c for c in real.columns if not _numeric(real[c])] if columns is None else list(columns)
     total = missing = 0

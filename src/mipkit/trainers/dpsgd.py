@@ -15,7 +15,7 @@ for, and the fitted estimator holds a :class:`DPSGDCertificate`.
 convention, and what Opacus reports). The membership game that ``mipkit audit`` plays trains every model on
 a random half of *fixed* size: a member is replaced by a non-member, i.e. replace-one neighbours, whose
 curve is lower (riskier). ``neighbours="replace_one"`` (the default) calibrates and certifies for that
-game; ``"add_remove"`` for the add/remove convention. :meth:`DPSGDCertificate.tradeoff_curve` gives either.
+game; ``"add_remove"`` for the add/remove convention. :meth:`DPSGDCertificate.curve` gives either.
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ import numpy as np
 from sklearn.base import clone
 
 from mipkit._validation import MipkitValueError, check_choice, check_delta, check_positive, check_positive_int
+from mipkit.game.trainers import register_trainer
 from mipkit.trainers.torch_mlp import TorchMLPClassifier
 
 __all__ = ["DEFAULT_CERTIFY_FPRS", "NEIGHBOURS", "DPSGDCertificate", "DPSGDClassifier", "dpsgd_record"]
@@ -48,7 +49,9 @@ _PREMISE = {
 }
 
 
-def dpsgd_record(noise_multiplier: float, sample_rate: float, steps: int, neighbours: str = "add_remove") -> Any:
+def dpsgd_record(
+    noise_multiplier: float, sample_rate: float, steps: int, neighbours: str = "add_remove"
+) -> Any:
     """The accounting record of a DP-SGD run: ``SubsampledGaussian(z, q, T)`` for the given neighbours.
 
     Parameters
@@ -106,8 +109,11 @@ def _calibrated(target_key: str, sample_rate: float, steps: int, neighbours: str
 
 
 @functools.lru_cache(maxsize=64)
-def _risks(record_key: str, neighbours: str, delta: float, fprs: tuple[float, ...], grid: float | None) -> dict:
-    """Certified eta, advantage, TPR at each FPR and epsilon at ``delta`` of a DP-SGD record (cached)."""
+def _risks(
+    record_key: str, neighbours: str, delta: float, fprs: tuple[float, ...], grid: float | None
+) -> dict:
+    """Certified MIP eta (replace-one), and advantage, TPR at each FPR and epsilon at ``delta`` for
+    ``neighbours``, of a DP-SGD record (cached)."""
     import json
 
     from mipkit.accounting import eta_from_curve, tradeoff_curve
@@ -131,8 +137,9 @@ class DPSGDCertificate:
     """What a fitted :class:`DPSGDClassifier` guarantees: the DP-SGD record that ran and its certified risks.
 
     The protocol every certified trainer offers the audit: :attr:`eta`, :meth:`to_dict` and, as an f-DP
-    guarantee, :meth:`tradeoff_curve`. Risks are upper bounds from a pessimistic PLD (docs/theory.md
-    section 3); the premise is the neighbouring relation.
+    guarantee, :attr:`tradeoff_curve` (the replace-one curve; :meth:`curve` gives either relation). Risks
+    are upper bounds from a pessimistic PLD (docs/theory.md section 3); the premise is the neighbouring
+    relation.
 
     Attributes
     ----------
@@ -147,7 +154,9 @@ class DPSGDCertificate:
     delta : float
         Delta of the certified epsilon.
     certified : dict
-        ``{"eta", "advantage", "tpr_at_fpr": {fpr: bound}, "epsilon", "delta"}`` for :attr:`neighbours`.
+        ``{"eta", "advantage", "tpr_at_fpr": {fpr: bound}, "epsilon", "delta"}``: advantage, TPR bounds and
+        epsilon for :attr:`neighbours`; ``eta`` is MIP eta, half the advantage of the replace-one curve
+        (the MIP game's relation, whatever :attr:`neighbours`; :func:`mipkit.accounting.eta_from_curve`).
     calibration : dict or None
         ``Calibration.to_dict()`` when the noise came from a risk target, else None.
     grid : float or None
@@ -172,7 +181,7 @@ class DPSGDCertificate:
 
     @property
     def eta(self) -> float:
-        """Certified MIP eta (``advantage / 2``) for :attr:`neighbours`."""
+        """Certified MIP eta: half the advantage of the replace-one curve (docs/theory.md section 1)."""
         return float(self.certified["eta"])
 
     @property
@@ -185,11 +194,17 @@ class DPSGDCertificate:
         rel = self.neighbours if neighbours is None else neighbours
         return dpsgd_record(self.noise_multiplier, self.sample_rate, self.steps, rel)
 
-    def tradeoff_curve(self, neighbours: str = "replace_one") -> Any:
-        """The certified trade-off curve for ``neighbours``; replace-one (the audit's game) by default."""
+    def curve(self, neighbours: str = "replace_one") -> Any:
+        """The certified trade-off curve for ``neighbours`` (a :class:`~mipkit.accounting.TradeoffCurve`)."""
         from mipkit.accounting import tradeoff_curve
 
         return tradeoff_curve(self.record(neighbours), value_discretization_interval=self.grid)
+
+    @property
+    def tradeoff_curve(self) -> Any:
+        """The protocol's f-DP curve: the replace-one curve, the relation of the audit's fixed-size halves
+        (computed on each access: a PLD is not kept in the fitted model)."""
+        return self.curve("replace_one")
 
     def risks(self, neighbours: str | None = None, fprs: tuple[float, ...] | None = None) -> dict:
         """The certified risks (shape of :attr:`certified`) for another relation or other FPRs."""
@@ -209,7 +224,7 @@ class DPSGDCertificate:
             "kind": "f-DP (DP-SGD)",
             "source": "DPSGDClassifier",
             "exact": True,
-            "mechanism": self.record("add_remove").to_dict(),
+            "mechanism": self.record().to_dict(),
             "noise_multiplier": self.noise_multiplier,
             "sample_rate": self.sample_rate,
             "steps": self.steps,
@@ -217,6 +232,7 @@ class DPSGDCertificate:
             "n_train": self.n_train,
             "dataset_size": self.dataset_size,
             "neighbours": self.neighbours,
+            "relation": self.neighbours,
             "premise": _PREMISE[self.neighbours],
             "delta": self.delta,
             "eta": self.eta,
@@ -227,6 +243,7 @@ class DPSGDCertificate:
         }
 
 
+@register_trainer  # may be named by import path in an audit (mipkit.game.trainers)
 class DPSGDClassifier(TorchMLPClassifier):
     """A ReLU network (or logistic regression) trained with DP-SGD to a noise multiplier or a risk target.
 
@@ -355,7 +372,11 @@ class DPSGDClassifier(TorchMLPClassifier):
         owner = type(self).__name__
         target, _, rel, _ = self._privacy()
         n = check_positive_int("n_rows", n_rows, owner=owner)
-        size = n if self.dataset_size is None else check_positive_int("dataset_size", self.dataset_size, owner=owner)
+        size = (
+            n
+            if self.dataset_size is None
+            else check_positive_int("dataset_size", self.dataset_size, owner=owner)
+        )
         bs = check_positive_int("batch_size", self.batch_size, owner=owner)
         if bs > size:
             raise MipkitValueError(
@@ -392,7 +413,11 @@ class DPSGDClassifier(TorchMLPClassifier):
                 noise_multiplier=plan["noise_multiplier"],
             )
             settings = replace(engine._settings(), dataset_size=plan["dataset_size"])
-            grid = None if plan["calibration"] is None else plan["calibration"]["details"].get("fine_discretization_interval")
+            grid = (
+                None
+                if plan["calibration"] is None
+                else plan["calibration"]["details"].get("fine_discretization_interval")
+            )
             cert = DPSGDCertificate(
                 noise_multiplier=plan["noise_multiplier"],
                 sample_rate=plan["sample_rate"],
@@ -413,7 +438,9 @@ class DPSGDClassifier(TorchMLPClassifier):
                 res = train_stack([Xs[m] for m in part], [Ys[m] for m in part],
                                   [self._seed(seeds[m]) for m in part], settings)  # fmt: skip
                 for j, m in enumerate(part):
-                    if res.steps[j] != plan["steps"] or not math.isclose(res.sample_rate[j], plan["sample_rate"]):
+                    if res.steps[j] != plan["steps"] or not math.isclose(
+                        res.sample_rate[j], plan["sample_rate"]
+                    ):
                         raise AssertionError(  # pragma: no cover - the accounting must describe the run
                             f"DP-SGD ran q={res.sample_rate[j]}, T={res.steps[j]} but accounted for "
                             f"q={plan['sample_rate']}, T={plan['steps']}."

@@ -15,7 +15,15 @@ from mipkit.attacks.registry import attack_names
 from mipkit.data.io import Dataset, features_target, read_table
 from mipkit.metrics.roc import DEFAULT_BASE_RATES, DEFAULT_FPRS
 
-__all__ = ["MIN_PER_CLASS", "AuditConfig", "check_dataset", "data_hash", "load_dataset", "subsample"]
+__all__ = [
+    "MIN_PER_CLASS",
+    "AuditConfig",
+    "check_dataset",
+    "data_hash",
+    "data_sha256",
+    "load_dataset",
+    "subsample",
+]
 
 MIN_PER_CLASS = 4
 
@@ -58,6 +66,19 @@ class AuditConfig:
         A MIP certificate to draw next to the measurement when the trainer does not carry one itself.
     confidence : float
         Confidence level of every interval.
+    fail_above : float or None
+        The policy: the audit's finding is that ``fail_metric`` exceeds this (see
+        :func:`mipkit.workflows.audit_verdict.verdict`); None states no policy.
+    fail_metric : str
+        ``"eta"``, ``"auc"`` or ``"tpr@<fpr>"`` with an FPR of ``fprs``.
+    scale : bool
+        Standardise the features inside the trainer (a ``Pipeline(StandardScaler(), model)``), so that every
+        model of the audit, the attacker's reference models included, is trained the same way.
+    include_labels : bool
+        Keep each record's label in the per-record outputs (``scores.parquet``, the report's most-exposed
+        table); off by default, as the labels are real data.
+    n_boot : int
+        Replicates of the cluster bootstrap behind the headline intervals (docs/theory.md section 11).
     """
 
     data: str | None = None
@@ -81,6 +102,11 @@ class AuditConfig:
     ltu_rounds: int | None = None
     certified_eta: float | None = None
     confidence: float = 0.95
+    fail_above: float | None = None
+    fail_metric: str = "eta"
+    scale: bool = False
+    include_labels: bool = False
+    n_boot: int = 1000
 
     def validate(self) -> AuditConfig:
         """Check every field (clear :class:`MipkitValueError` on bad input) and return a normalised copy."""
@@ -135,9 +161,27 @@ class AuditConfig:
             raise MipkitValueError(
                 f"The 'params' parameter of audit must be a JSON object. Got {self.params!r}."
             )
+        n_boot = self.n_boot
+        if (
+            isinstance(n_boot, bool)
+            or not isinstance(n_boot, (int, np.integer))
+            or not 100 <= n_boot <= 100_000
+        ):
+            raise MipkitValueError(
+                "The 'n_boot' parameter of audit must be an integer in [100, 100000]. "
+                f"Got {n_boot!r} instead."
+            )
+        from mipkit.workflows.audit_verdict import check_policy
+
+        fprs = tuple(float(f) for f in self.fprs)
+        metric = check_policy(self.fail_metric, self.fail_above, fprs)
         return replace(
             self,
             attacks=attacks,
+            fail_above=None if self.fail_above is None else float(self.fail_above),
+            fail_metric=metric or str(self.fail_metric or "eta"),
+            scale=bool(self.scale),
+            include_labels=bool(self.include_labels),
             n_targets=int(t),
             fprs=tuple(float(f) for f in self.fprs),
             base_rates=tuple(float(b) for b in self.base_rates),
@@ -185,10 +229,15 @@ def check_dataset(ds: Dataset) -> None:
         )
 
 
-def data_hash(ds: Dataset) -> str:
-    """First 16 hex digits of the SHA-256 of the features (float64) and labels (int64): names the data in
-    ``config.json`` without storing it."""
+def data_sha256(ds: Dataset) -> str:
+    """SHA-256 (hex) of the encoded features (float64) and labels (int64): identifies the audited arrays in
+    ``results.json`` without storing or revealing them."""
     h = hashlib.sha256()
     h.update(np.ascontiguousarray(ds.X, dtype=np.float64).tobytes())
     h.update(np.ascontiguousarray(ds.y, dtype=np.int64).tobytes())
-    return h.hexdigest()[:16]
+    return h.hexdigest()
+
+
+def data_hash(ds: Dataset) -> str:
+    """First 16 hex digits of :func:`data_sha256`: names the data in ``config.json``."""
+    return data_sha256(ds)[:16]

@@ -15,8 +15,11 @@ The protocol is LiRA's evaluation (Carlini et al. 2022, Sec. 4.1 / Alg. 1 and th
    offline (Carlini et al.), RMIA online and offline (Zarifzadeh et al.; the population ``z`` is the whole
    record pool), and the LTU game (Pedersen, ch. 4-5; loss strategy on the same fits, or retraining).
 4. Scores are pooled over targets and summarised by :func:`mipkit.metrics.attack_summary.summarize_attack`:
-   AUC, TPR at low FPR with Clopper-Pearson intervals, the empirical eta of hard guesses made with a
-   threshold cross-fitted across target models, balanced accuracy, and precision at base rates.
+   AUC, TPR at low FPR, the empirical eta of hard guesses made with a threshold cross-fitted across target
+   models, balanced accuracy, and precision at base rates.
+5. The headline intervals are a two-way cluster bootstrap over target models and records, simultaneous over
+   the attacks (:mod:`mipkit.workflows.audit_verdict`, docs/theory.md section 11); the verdict compares them
+   with the stated policy and the trainer's certificate.
 
 :func:`run_audit` returns an :class:`~mipkit.workflows.audit_result.AuditResult` and writes the run folder:
 ``config.json``, ``results.json`` (kind ``"audit"``), ``scores.parquet`` (one row per record: per-attack
@@ -30,11 +33,19 @@ from pathlib import Path
 import numpy as np
 
 from mipkit.attacks.ltu import LTUResult
-from mipkit.attacks.registry import ATTACKS, AttackInputs, run_score_attacks
+from mipkit.attacks.registry import ATTACKS, AttackInputs
 from mipkit.data.io import Dataset
-from mipkit.metrics.attack_summary import summarize_attack
-from mipkit.workflows.audit_config import AuditConfig, check_dataset, data_hash, load_dataset, subsample
+from mipkit.workflows.audit_config import (
+    AuditConfig,
+    check_dataset,
+    data_hash,
+    data_sha256,
+    load_dataset,
+    subsample,
+)
+from mipkit.workflows.audit_model_measure import annotate_certificate, measure, read_certificate, utility_of
 from mipkit.workflows.audit_result import AuditResult, vulnerability_table
+from mipkit.workflows.audit_verdict import provenance, verdict
 
 __all__ = ["AuditConfig", "AuditResult", "independent_halves", "run_audit"]
 
@@ -43,30 +54,6 @@ PROTOCOL = (
     "leave-one-out over models: each target model attacked with the other K-1 as references; "
     "scores pooled over targets; eta threshold cross-fitted across target models"
 )
-UTILITY_NOTE = (
-    "mean over the K models of accuracy on the records each model did not train on (held out) "
-    "and on its training records"
-)
-
-
-def _certificate(trainer, ds: Dataset, train_idx: np.ndarray, seed: int) -> dict | None:
-    """Fit once and read the trainer's ``certificate_`` when its parameters suggest it carries one."""
-    est = trainer.build(seed)
-    params = est.get_params() if hasattr(est, "get_params") else {}
-    hints = {"eta", "target_eta", "epsilon", "noise_multiplier", "certificate"}
-    if not (hints & set(params)) and not hasattr(type(est), "certificate_"):
-        return None
-    est.fit(ds.X[train_idx], ds.y[train_idx])
-    cert = getattr(est, "certificate_", None)
-    eta = getattr(cert, "eta", None)
-    if eta is None:
-        return None
-    out = {"eta": float(eta), "source": type(est).__name__}
-    for key in ("exact", "calibration", "sigma", "scale", "epsilon", "delta"):
-        val = getattr(cert, key, None)
-        if isinstance(val, (int, float, str, bool, np.floating, np.integer)):
-            out[key] = val
-    return out
 
 
 def _ltu_retrain(trainer, ds: Dataset, in_mask: np.ndarray, config: AuditConfig, rng) -> LTUResult:
@@ -137,7 +124,12 @@ def run_audit(
     from mipkit.game.trainers import resolve_trainer
 
     config = config.validate()
-    trainer = resolve_trainer(config.model, config.params)
+    if config.scale:
+        from mipkit.workflows.audit_scaled import SCALED_TRAINER
+
+        trainer = resolve_trainer(SCALED_TRAINER, {"model": config.model, "params": config.params})
+    else:
+        trainer = resolve_trainer(config.model, config.params)
     ds = dataset if dataset is not None else load_dataset(config)
     if dataset is not None:
         ds = subsample(ds, config.max_records, seed=config.seed)
@@ -172,21 +164,8 @@ def run_audit(
     targets = np.arange(T)
     eval_rng = np.random.default_rng(ss_eval)
     inputs = AttackInputs(probs=probs, y=y, in_mask=in_mask, targets=targets, random_state=eval_rng)
-    scores, settings = run_score_attacks(inputs, config.attacks)
+    scores, settings, summaries, stats = measure(inputs, config)
     labels = in_mask[targets]
-    groups = np.repeat(targets, n).reshape(T, n)
-    summaries = {
-        name: summarize_attack(
-            s.ravel(),
-            labels.ravel().astype(int),
-            name=name,
-            groups=groups.ravel(),
-            fprs=config.fprs,
-            base_rates=config.base_rates,
-            random_state=eval_rng,
-        )
-        for name, s in scores.items()
-    }
     games: dict[str, LTUResult] = {}
     for spec in (ATTACKS[name] for name in config.attacks if ATTACKS[name].family == "game"):
         if config.ltu_strategy == "retrain":  # the only game is LTU; its retraining strategy refits
@@ -194,16 +173,19 @@ def run_audit(
         else:
             games[spec.name] = spec.score(inputs).game
 
-    correct = probs.argmax(axis=2) == y[None, :]
-    utility = {
-        "accuracy_nonmembers": float(np.mean([correct[k, ~in_mask[k]].mean() for k in range(K)])),
-        "accuracy_members": float(np.mean([correct[k, in_mask[k]].mean() for k in range(K)])),
-        "note": UTILITY_NOTE,
-    }
+    utility = utility_of(probs, y, in_mask)
     if config.certified_eta is not None:
         certificate = {"eta": config.certified_eta, "source": "certified_eta in the configuration"}
     else:
-        certificate = _certificate(trainer, ds, tasks[0].train_idx, tasks[0].seed)
+        certificate = read_certificate(trainer, ds, tasks[0].train_idx, tasks[0].seed, config.fprs)
+    certificate = annotate_certificate(certificate, n, config.fprs)
+    trainer_info = {
+        "import_path": config.model,
+        "params": config.params,
+        "fingerprint": trainer.fingerprint(),
+    }
+    if config.scale:
+        trainer_info["preprocessing"] = "StandardScaler inside the trainer (fitted on each training half)"
     setup = {
         "n_records": n,
         "n_features": int(X.shape[1]),
@@ -222,13 +204,20 @@ def run_audit(
         certificate=certificate,
         utility=utility,
         setup=setup,
-        trainer={"import_path": config.model, "params": config.params, "fingerprint": trainer.fingerprint()},
-        scores=vulnerability_table(scores, summaries, labels, y, ds.classes),
+        trainer=trainer_info,
+        scores=vulnerability_table(
+            scores, summaries, labels, y, ds.classes, include_labels=config.include_labels
+        ),
         trial_scores=scores,
         in_mask=in_mask,
         run_key=run_key,
         data_sha256_16=digest,
         run_dir=out,
+        headline=stats,
+        verdict=verdict(
+            stats, fail_metric=config.fail_metric, fail_above=config.fail_above, certificate=certificate
+        ),
+        provenance=provenance(data_sha256(ds), trainer_info),
     )
     result.write(out, report=write_report)
     return result

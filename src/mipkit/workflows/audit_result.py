@@ -34,10 +34,12 @@ CONFIG_FILE = "config.json"
 SCORES_FILE = "scores.parquet"
 VULNERABILITY_FPR = 0.01
 NOTES = (
-    "auc and tpr_at_fpr at the top level are the largest over the attacks; eta and eta_ci are those of "
-    "the attack with the largest held-out eta (strongest_attack), a lower bound on the model's MIP eta.",
-    "Intervals treat trials as independent; trials sharing a model or record are not quite, so read "
-    "them as indicative.",
+    "auc and tpr_at_fpr at the top level are the largest over the attacks; eta is that of the attack with "
+    "the largest held-out eta (strongest_attack), a lower bound on the model's MIP eta.",
+    "eta_ci at the top level (and headline) is a two-way cluster bootstrap interval over target models and "
+    "records, simultaneous over the attacks, so it accounts for choosing the strongest attack "
+    "(docs/theory.md section 11). Each attack's eta_ci / tpr_ci / auc_ci treat trials as independent and "
+    "are too narrow; its *_cluster fields are the valid per-attack intervals.",
 )
 _NO_ROC = {
     "auc": None,
@@ -73,8 +75,12 @@ def vulnerability_table(
     in_mask_targets: np.ndarray,
     y: np.ndarray,
     classes: np.ndarray,
+    *,
+    include_labels: bool = False,
 ) -> pd.DataFrame:
     """One row per record: how exposed it is to each attack, over the target models.
+
+    The record's label (real data) is a column only with ``include_labels``.
 
     Columns per attack ``a``: ``a_mean_in`` / ``a_mean_out`` (mean score when the record is a member /
     non-member of the target), ``a_gap`` (their difference in units of the pooled score SD), ``a_hit_rate``
@@ -83,14 +89,12 @@ def vulnerability_table(
     """
     n = y.size
     m = in_mask_targets
-    df = pd.DataFrame(
-        {
-            "record": np.arange(n),
-            "label": classes[y].astype(str),
-            "n_member_trials": m.sum(axis=0),
-            "n_nonmember_trials": (~m).sum(axis=0),
-        }
-    )
+    columns = {"record": np.arange(n)}
+    if include_labels:
+        columns["label"] = classes[y].astype(str)
+    columns["n_member_trials"] = m.sum(axis=0)
+    columns["n_nonmember_trials"] = (~m).sum(axis=0)
+    df = pd.DataFrame(columns)
     key = fpr_label(VULNERABILITY_FPR)
     for name, s in scores.items():
         summ = summaries[name]
@@ -108,6 +112,19 @@ def vulnerability_table(
             df[f"{name}_hit_rate"] = np.where(m.any(axis=0), (flagged & m).sum(axis=0) / n_in, np.nan)
             df[f"{name}_false_alarm"] = np.where((~m).any(axis=0), (flagged & ~m).sum(axis=0) / n_out, np.nan)
     return df
+
+
+def _headline_json(stats: Mapping[str, Any] | None) -> dict | None:
+    """The headline block of ``results.json`` (the per-attack cluster intervals live in ``attacks``)."""
+    if not stats:
+        return None
+    return {
+        **stats["headline"],
+        "method": stats["method"],
+        "n_boot": stats["n_boot"],
+        "confidence": stats["confidence"],
+        "critical_values": stats["critical_values"],
+    }
 
 
 @dataclass(frozen=True, eq=False)
@@ -145,6 +162,13 @@ class AuditResult:
         Identify the fits (the ledger's key) and the data, for ``config.json``.
     run_dir : Path or None
         The run folder :func:`run_audit` wrote.
+    headline : dict or None
+        :func:`mipkit.workflows.audit_verdict.headline_statistics`: cluster-bootstrap intervals per attack
+        and the headline, simultaneous over the attacks.
+    verdict : dict or None
+        :func:`mipkit.workflows.audit_verdict.verdict`: pass / finding / inconclusive / no policy.
+    provenance : dict or None
+        Date (UTC), data and model fingerprints.
     """
 
     config: AuditConfig
@@ -161,6 +185,9 @@ class AuditResult:
     run_key: str = ""
     data_sha256_16: str = ""
     run_dir: Path | None = None
+    headline: Mapping[str, Any] | None = None
+    verdict: Mapping[str, Any] | None = None
+    provenance: Mapping[str, Any] | None = None
 
     # ------------------------------------------------------------------------------------ headline numbers
 
@@ -169,6 +196,17 @@ class AuditResult:
         """Per-row metrics as in ``results.json`` (score rows first, then the games)."""
         conf = self.config.confidence
         rows = {name: s.to_dict(conf) for name, s in self.summaries.items()}
+        cluster = (self.headline or {}).get("attacks", {})
+        for name, row in rows.items():
+            c = cluster.get(name)
+            if c:
+                row["eta_ci_cluster"] = c["eta_ci"]
+                row["eta_ci_simultaneous"] = c["eta_ci_simultaneous"]
+                row["auc_ci_cluster"] = c["auc_ci"]
+                row["design_effect_eta"] = c["design_effect_eta"]
+                for key, d in row["tpr_at_fpr_detail"].items():
+                    d["tpr_ci_cluster"] = c["tpr_at_fpr"][key]["tpr_ci"]
+                    d["tpr_ci_simultaneous"] = c["tpr_at_fpr"][key]["tpr_ci_simultaneous"]
         rows.update({name: game_row(g, conf) for name, g in self.games.items()})
         return rows
 
@@ -189,9 +227,18 @@ class AuditResult:
 
     @property
     def eta_ci(self) -> list[float] | None:
-        """Clopper-Pearson interval of :attr:`eta` at the configured confidence."""
+        """Interval of :attr:`eta` at the configured confidence: the two-way cluster bootstrap over target
+        models and records, simultaneous over the attacks (it accounts for choosing the strongest)."""
+        if self.headline:
+            return list(self.headline["headline"]["eta_ci"])
         best = self.strongest_attack
         return None if best is None else list(self.summaries[best].eta.interval(self.config.confidence))
+
+    @property
+    def reveals(self) -> bool | None:
+        """Whether :attr:`eta_ci` lies above 0: the model measurably reveals membership."""
+        ci = self.eta_ci
+        return None if ci is None else bool(ci[0] > 0)
 
     @property
     def balanced_accuracy(self) -> float | None:
@@ -227,7 +274,7 @@ class AuditResult:
                 "auc": self.auc,
                 "tpr_at_fpr": self.tpr_at_fpr,
                 "eta": best.get("eta"),
-                "eta_ci": best.get("eta_ci"),
+                "eta_ci": self.eta_ci,
                 "strongest_attack": self.strongest_attack,
                 "balanced_accuracy": best.get("balanced_accuracy"),
                 "attacks": attacks,
@@ -238,6 +285,9 @@ class AuditResult:
                 "trainer": dict(self.trainer),
                 "config": self.config.to_dict(),
                 "notes": list(NOTES),
+                "verdict": dict(self.verdict) if self.verdict else None,
+                "headline": _headline_json(self.headline),
+                "provenance": dict(self.provenance) if self.provenance else None,
             }
         )
 
@@ -287,7 +337,9 @@ class AuditResult:
         if self.strongest_attack is None:
             return head
         lo, hi = self.eta_ci
-        return f"{head}; strongest attack {self.strongest_attack}: eta {self.eta:.4f} [{lo:.4f}, {hi:.4f}]"
+        status = f"; verdict: {self.verdict['status']}" if self.verdict else ""
+        best = f"strongest attack {self.strongest_attack}: eta {self.eta:.4f} [{lo:.4f}, {hi:.4f}]"
+        return f"{head}; {best}{status}"
 
     def _table(self) -> pd.DataFrame:
         frame = self.to_frame()

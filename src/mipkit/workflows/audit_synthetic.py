@@ -41,6 +41,7 @@ from mipkit._validation import (
 )
 from mipkit.attacks.distance import dcr_scores, distance_to_closest_record
 from mipkit.attacks.inference import attribute_inference_guesses
+from mipkit.data.neighbors.kernels import exact_lattice
 from mipkit.data.tables import TableSchema, check_tables, encode_euclidean, encode_mixed
 from mipkit.metrics.dcr import dcr_attack, dcr_baseline_protection, dcr_overfitting_protection
 from mipkit.metrics.inference import InferenceResult, measure_inference
@@ -108,6 +109,20 @@ def attribute_inference(
     return measure_inference(guesses, confidence=confidence, random_state=options.get("random_state"))
 
 
+def _exact_ties(schema: TableSchema, metric: str, a, b) -> dict:
+    """Whether the distances, hence NNAA's and DCR's ties, are exact (``docs/theory.md`` section 6)."""
+    if metric != "mixed":
+        return {"exact": False, "why": "Euclidean distances (square roots) are float64 values"}
+    if schema.lattice is None:
+        return {"exact": False, "why": "a numeric column holds non-integer values (ties are then rare)"}
+    if exact_lattice(a, b) is None:
+        return {
+            "exact": False,
+            "why": "the integer columns' ranges have a least common multiple too large for exact rounding",
+        }
+    return {"exact": True, "why": "integer data: every distance is rounded to its exact value k / L"}
+
+
 def _columns(schema: TableSchema, include_data_summary: bool) -> dict:
     """The schema as recorded in ``results.json``: roles and level counts; values of real records (numeric
     minimum and range) only when asked."""
@@ -132,6 +147,8 @@ def audit_synthetic(
     max_dcr_rows: int | None = 50_000,
     max_protection_rows: int | None = 10_000,
     n_bootstrap: int = 1000,
+    attacks: Sequence[str] = ("nearest", "model"),
+    non_member_baseline: bool = True,
     nnaa_interval: str = "jackknife",
     fail_above: float | None = None,
     fail_metric: str = "privacy_loss",
@@ -171,6 +188,11 @@ def audit_synthetic(
         (medians and shares: 10,000 records pin them down to about +-0.01).
     n_bootstrap : int
         Replicates of the record bootstrap (``nnaa_interval="record-bootstrap"`` only).
+    attacks : sequence of {"nearest", "model"}
+        Attribute-inference attacks, each measured against the same analysis without the targets.
+    non_member_baseline : bool
+        Run the attacks' analyses on the original without the targets (default); ``False`` keeps only the
+        most-frequent-value baseline (anonymeter's amount of work).
     nnaa_interval : {"jackknife", "record-bootstrap"}
         Interval of the NNAA terms and the privacy loss: the delete-one jackknife with neighbours
         recomputed (default, :mod:`mipkit.metrics.nnaa_intervals`), or the former record bootstrap with the
@@ -231,6 +253,7 @@ def audit_synthetic(
 
     enc_orig, enc_syn = encode(original), encode(synthetic)
     enc_non = encode(nonmember) if nonmember is not None else None
+    exact_ties = _exact_ties(schema, metric, enc_orig, enc_syn)
     inputs = {
         "n_original": len(original),
         "n_synthetic": len(synthetic),
@@ -255,7 +278,10 @@ def audit_synthetic(
         "known": None if known is None else list(known),
         "n_attacks": n_attacks,
         "tolerance": tolerance,
+        "attacks": list(attacks),
+        "non_member_baseline": non_member_baseline,
         "random_state": random_state,
+        "exact_ties": exact_ties,
     }
 
     # 1. NNAA and privacy loss -------------------------------------------------------------------
@@ -334,6 +360,8 @@ def audit_synthetic(
             control=control,
             n_attacks=n_attacks,
             tolerance=tolerance,
+            attacks=tuple(attacks),
+            non_member_baseline=non_member_baseline,
             confidence=confidence,
             random_state=seed,
             n_jobs=n_jobs,

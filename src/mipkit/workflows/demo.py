@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from mipkit.game.trainers import register_trainer
 from mipkit.report.plain_language import (
     demo_certificate_sentence,
     demo_data_text,
@@ -46,6 +47,7 @@ DEMO_PROTECTED_C = 0.1
 DEMO_ETA = 0.1
 
 
+@register_trainer
 class ProtectedLogisticRegression(ClassifierMixin, BaseEstimator):
     """Logistic regression released through MIPNoise with a fixed per-coordinate ``sigma`` (JSON params).
 

@@ -61,10 +61,13 @@ class SynthesisResult:
 
     def write(self, out: str | Path) -> Path:
         """Write ``synthetic.csv`` and ``certificate.json`` into the folder ``out`` (created)."""
+        from mipkit._runfolder import atomic_write, staged_writes
+
         folder = Path(out)
         folder.mkdir(parents=True, exist_ok=True)
-        self.synthetic.to_csv(folder / "synthetic.csv", index=False)
-        self.certificate.write(folder / "certificate.json")
+        with staged_writes(folder):  # both renamed into place together, once both are written
+            atomic_write(folder / "synthetic.csv", self.synthetic.to_csv(index=False))
+            self.certificate.write(folder / "certificate.json")
         return folder
 
 
@@ -109,7 +112,9 @@ def synthesize(
     owner = "synthesize"
     method = check_choice("method", method, METHODS, owner=owner)
     if not isinstance(data, pd.DataFrame):
-        raise MipkitValueError(f"The 'data' parameter of {owner} must be a DataFrame. Got {type(data).__name__}.")
+        raise MipkitValueError(
+            f"The 'data' parameter of {owner} must be a DataFrame. Got {type(data).__name__}."
+        )
     n_rows = len(data) if rows is None else check_positive_int("rows", rows, owner=owner)
     if epsilon is not None and not (isinstance(epsilon, (int, float)) and epsilon > 0):
         raise MipkitValueError(f"The 'epsilon' parameter of {owner} must be > 0. Got {epsilon!r} instead.")

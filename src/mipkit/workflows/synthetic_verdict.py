@@ -156,6 +156,11 @@ def synthetic_checks(res: dict, *, metric_name: str) -> list[dict]:
             checks.append({"name": f"precision improvement of {s!r}", "status": "n/a", "why": note})
     for fpr, why in (dcr.get("tpr_at_fpr_unresolved") or {}).items():
         checks.append({"name": f"TPR at FPR {fpr}", "status": "n/a", "why": why})
+    ties = inputs.get("exact_ties") or {}
+    if ties:
+        checks.append(
+            {"name": "exact ties", "status": "done" if ties["exact"] else "note", "why": ties["why"]}
+        )
     if non == "control":
         checks.append(
             {

@@ -10,6 +10,15 @@ Every exact distance of the package is computed here, with one summation order p
 
 The float32 proxies of :mod:`mipkit.data.neighbors.screening` use :func:`add_abs_columns` too, so the
 missing-value rule is written once. The distances are defined in ``docs/theory.md`` section 6.
+
+Exact ties on integer data (:func:`exact_lattice`, :func:`snap_to_lattice`): range normalisation in floating
+point splits distances that are equal in exact arithmetic (``|5/6 - 4/6|`` and ``|6/6 - 5/6|`` differ in the
+last bit). When every numeric column holds integers, each exact mixed distance is a multiple of ``1/L``
+(``L`` the lcm of the ranges) and a computed one is within ``(p + 4) u L D`` of ``L`` times it after scaling
+(``u = 2^-53``, ``p`` numeric columns, ``D`` a bound on every distance: the categorical columns plus ``p``
+plus the largest L1 norms of the two tables' normalised rows). When that is below 1/2 (checked with a factor
+2 to spare), rounding ``L d`` to the nearest integer recovers the exact numerator, so the searches return
+``k / L`` for the exact ``k``: equal exact distances are equal numbers.
 """
 
 from __future__ import annotations
@@ -35,6 +44,45 @@ def _n_rows(x: Table) -> int:
 def _take(x: Table, sl) -> Table:
     """The rows ``sl`` (slice, integer array or mask) of a table."""
     return x.take(sl) if isinstance(x, MixedArrays) else x[sl]
+
+
+_U64 = 2.0**-53  # unit roundoff of float64
+
+
+def _max_l1(x: MixedArrays) -> float:
+    """The largest L1 norm of a table's normalised numeric rows (missing values count 0)."""
+    if len(x) == 0 or x.numeric.shape[1] == 0:
+        return 0.0
+    return float(np.nansum(np.abs(x.numeric), axis=1).max())
+
+
+def exact_lattice(query: Table, reference: Table) -> int | None:
+    """``L`` when every mixed distance between the two tables can be rounded to its exact value ``k / L``.
+
+    Both tables carry the same :attr:`~mipkit.data.tables.MixedArrays.lattice` (integer data, one schema)
+    and ``2 (p + 4) u L D < 1/2`` with ``D = n_cat + p + max|q|_1 + max|r|_1`` (see the module docstring);
+    otherwise None (the distances are then the float64 values, exact up to rounding).
+    """
+    if not (isinstance(query, MixedArrays) and isinstance(reference, MixedArrays)):
+        return None
+    lattice = query.lattice
+    if lattice is None or reference.lattice != lattice or lattice > 2**52:
+        return None
+    p, n_cat = query.numeric.shape[1], query.codes.shape[1]
+    bound = n_cat + p + _max_l1(query) + _max_l1(reference)
+    if 2.0 * (p + 4) * _U64 * float(lattice) * bound >= 0.5:
+        return None
+    return int(lattice)
+
+
+def snap_to_lattice(d: np.ndarray, lattice: int | None) -> np.ndarray:
+    """``round(L d) / L``: the exact distances ``k / L`` (ties exact) when :func:`exact_lattice` allowed
+    ``L``; ``d`` unchanged when ``lattice`` is None. Infinite entries stay infinite."""
+    if lattice is None or lattice == 0:
+        return d
+    scale = float(lattice)
+    with np.errstate(invalid="ignore"):
+        return np.rint(d * scale) / scale
 
 
 def check_pair(query: Table, reference: Table, metric: str) -> None:

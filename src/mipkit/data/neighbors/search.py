@@ -16,7 +16,16 @@ from threadpoolctl import threadpool_limits
 
 from mipkit._validation import MipkitValueError, check_choice, check_positive_int
 from mipkit.data.neighbors import screening
-from mipkit.data.neighbors.kernels import Table, _n_rows, _take, check_pair, exact_matrix, make_kernel
+from mipkit.data.neighbors.kernels import (
+    Table,
+    _n_rows,
+    _take,
+    check_pair,
+    exact_lattice,
+    exact_matrix,
+    make_kernel,
+    snap_to_lattice,
+)
 from mipkit.data.neighbors.topk import first_k, smallest_k
 from mipkit.data.tables import MixedArrays
 
@@ -39,11 +48,13 @@ def pairwise_distances(a: Table, b: Table, *, metric: str = "mixed") -> np.ndarr
     """The full distance matrix between the rows of ``a`` and ``b`` (for small tables and tests).
 
     Euclidean distances are computed exactly as ``sqrt(sum((a_i - b_j)^2))``, not by the matrix-product
-    shortcut, so ties in discrete data stay ties.
+    shortcut, so ties in discrete data stay ties; mixed distances on integer data are rounded to their exact
+    lattice (:func:`~mipkit.data.neighbors.kernels.exact_lattice`).
     """
     check_choice("metric", metric, METRICS, owner="pairwise_distances")
     check_pair(a, b, metric)
-    return exact_matrix(a, b, metric)
+    d = exact_matrix(a, b, metric)
+    return snap_to_lattice(d, exact_lattice(a, b)) if metric == "mixed" else d
 
 
 def _check_search(
@@ -105,9 +116,29 @@ def kneighbors(
     Returns
     -------
     distances : ndarray of shape (n_query, k), ascending in each row
+        Mixed distances on integer data are the exact values ``k / L`` (ties exact), see
+        :func:`~mipkit.data.neighbors.kernels.exact_lattice`.
     indices : ndarray of shape (n_query, k), int64 reference row indices
     """
     k, n_jobs = _check_search("kneighbors", query, reference, metric, algorithm, k, n_jobs)
+    d, i = _kneighbors(
+        query, reference, k, metric, exclude_self, algorithm, max_block_bytes, n_jobs, progress
+    )
+    return (snap_to_lattice(d, exact_lattice(query, reference)), i) if metric == "mixed" else (d, i)
+
+
+def _kneighbors(
+    query: Table,
+    reference: Table,
+    k: int,
+    metric: str,
+    exclude_self: bool,
+    algorithm: str,
+    max_block_bytes: int,
+    n_jobs: int,
+    progress: Callable[[int], None] | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`kneighbors` after the argument checks, before the distances are put on their lattice."""
     n_q, n_r = _n_rows(query), _n_rows(reference)
     if exclude_self and n_q != n_r:
         raise MipkitValueError("exclude_self=True needs the query to be the reference (same number of rows).")
@@ -292,7 +323,13 @@ def kneighbors_both_ways(
     if one_way or n_a == 0 or n_b == 0:
         kw = {"k": k, "metric": metric, "algorithm": algorithm, "n_jobs": n_jobs}
         return kneighbors(a, b, progress=progress, **kw), kneighbors(b, a, **kw)
-    return _both_ways_screened(a, b, k=k, metric=metric, n_jobs=n_jobs, progress=progress)
+    (d_ab, i_ab), (d_ba, i_ba) = _both_ways_screened(
+        a, b, k=k, metric=metric, n_jobs=n_jobs, progress=progress
+    )
+    if metric == "mixed":
+        lattice = exact_lattice(a, b)
+        d_ab, d_ba = snap_to_lattice(d_ab, lattice), snap_to_lattice(d_ba, lattice)
+    return (d_ab, i_ab), (d_ba, i_ba)
 
 
 def _both_ways_screened(

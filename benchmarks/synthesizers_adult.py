@@ -1,0 +1,286 @@
+"""DP-WGAN-GP against the DP synthesizers a privacy engineer would pick, on real Adult (issue 15).
+
+For each method and epsilon in {1, 3, 10} (delta 1e-5): train on UCI ``adult.data`` (32,561 rows), sample as
+many rows, and measure
+
+* utility: AUC on the real held-out ``adult.test`` of a gradient-boosting classifier trained on the synthetic
+  table to predict income > 50K (the thesis's "gold standard"); the same classifier trained on the real
+  training table gives the ceiling;
+* fidelity: mean TVD of the 1-way and 2-way marginals, mean absolute difference of pairwise associations;
+* mode collapse: share of the real categories never generated;
+* privacy measured by ``mipkit audit-synthetic`` (holdout = real test rows): NNAA privacy loss, DCR attack AUC
+  and TPR at 1% FPR, attribute-inference precision improvement over the non-member baseline;
+* the certified bounds of the synthesizer's certificate beside them, with violations flagged;
+* wall time of fit + sample.
+
+Methods: ``dpwgan-gp``, ``dpwgan-gp-scaled`` (mipkit), ``aim``, ``mst`` (private-pgm's ``mbi``), ``ctgan``
+(non-private, once), and DP-CTGAN / PATE-CTGAN from ``smartnoise-synth`` when its own environment exists
+(``python3 -m venv benchmarks/envs/smartnoise && benchmarks/envs/smartnoise/bin/pip install
+smartnoise-synth==1.0.8``; it pins its own torch and pandas, so it cannot share mipkit's).
+
+Run: ``.venv/bin/python benchmarks/synthesizers_adult.py [--quick] [--methods ...] [--epsilons ...]``.
+``--quick``: 4,000 training rows, epsilon 3, short runs (a smoke test of the whole pipeline, minutes).
+Results: ``benchmarks/results/synthesizers_adult[_quick].json`` and ``.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("MIPKIT_SHARED_DATA", ROOT.parent / "shared" / "data"))
+RESULTS = ROOT / "benchmarks" / "results"
+SMARTNOISE_PY = ROOT / "benchmarks" / "envs" / "smartnoise" / "bin" / "python"
+COLUMNS = [
+    "age", "type_employer", "fnlwgt", "education", "education_num", "marital", "occupation",
+    "relationship", "race", "sex", "capital_gain", "capital_loss", "hr_per_week", "country", "income",
+]  # fmt: skip
+METHODS = ["dpwgan-gp", "dpwgan-gp-scaled", "aim", "mst", "ctgan", "dpctgan", "patectgan"]
+
+
+def load_adult() -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(train = adult.data, test = adult.test); ``?`` is missing."""
+    kw = {"skipinitialspace": True, "na_values": ["?"], "keep_default_na": False}
+    train = pd.read_csv(DATA / "adult" / "adult.data", header=None, names=COLUMNS, **kw)
+    test = pd.read_csv(DATA / "adult" / "adult.test", header=None, names=COLUMNS, skiprows=1, **kw)
+    test["income"] = test["income"].str.rstrip(".")
+    return train.dropna(how="all"), test.dropna(how="all")
+
+
+ADULT = {
+    "name": "adult",
+    "load": load_adult,
+    "target": "income",
+    "positive": ">50K",
+    "secrets": ["income", "sex", "marital"],
+}
+
+# options per method: full run / quick run
+OPTIONS = {
+    "dpwgan-gp": ({}, {"n_generator": 40}),
+    "dpwgan-gp-scaled": ({}, {"n_generator": 40}),
+    "aim": ({"max_rounds": 64}, {"max_rounds": 8, "round_iters": 50, "iters": 300}),
+    "mst": ({}, {"iters": 300}),
+    "ctgan": ({"epochs": 100}, {"epochs": 5}),
+    "dpctgan": ({"epochs": 100}, {"epochs": 5}),
+    "patectgan": ({"epochs": 100}, {"epochs": 5}),
+}
+
+SMARTNOISE_SCRIPT = r"""
+import json, sys, time, warnings
+warnings.filterwarnings("ignore")
+import pandas as pd
+from snsynth import Synthesizer
+a = json.loads(sys.argv[1])
+df = pd.read_parquet(a["train"])
+cats = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])]
+for c in cats:
+    df[c] = df[c].astype(object).where(df[c].notna(), "__missing__").astype(str)
+conts = [c for c in df.columns if c not in cats]
+t = time.perf_counter()
+s = Synthesizer.create(a["method"], epsilon=a["epsilon"], delta=a["delta"], epochs=a["epochs"], verbose=False)
+s.fit(df, categorical_columns=cats, continuous_columns=conts, preprocessor_eps=a["preprocessor_eps"])
+out = s.sample(a["rows"])
+out.to_parquet(a["out"], index=False)
+print(json.dumps({"seconds": time.perf_counter() - t}))
+"""
+
+
+def run_smartnoise(
+    method, train, epsilon, delta, rows, epochs, tmp: Path
+) -> tuple[pd.DataFrame, float, dict]:
+    """Fit DP-CTGAN / PATE-CTGAN in smartnoise's own venv; the preprocessing budget is 10% of epsilon."""
+    tmp.mkdir(parents=True, exist_ok=True)
+    train.to_parquet(tmp / "train.parquet", index=False)
+    pre = 0.1 * epsilon
+    arg = {
+        "train": str(tmp / "train.parquet"), "out": str(tmp / "synth.parquet"), "method": method,
+        "epsilon": epsilon - pre, "preprocessor_eps": pre, "delta": delta, "rows": rows, "epochs": epochs,
+    }  # fmt: skip
+    t = time.perf_counter()
+    proc = subprocess.run(
+        [str(SMARTNOISE_PY), "-c", SMARTNOISE_SCRIPT, json.dumps(arg)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    wall = time.perf_counter() - t
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr[-1500:])
+    synth = pd.read_parquet(tmp / "synth.parquet")
+    for c in synth.columns:
+        if not pd.api.types.is_numeric_dtype(synth[c]):
+            synth[c] = synth[c].astype(object).where(synth[c].astype(str) != "__missing__", None)
+    return synth, wall, {"preprocessor_epsilon": pre}
+
+
+def evaluate(ds: dict, method: str, epsilon: float | None, args, train, test, real_auc: float) -> dict:
+    from mipkit.synthesize.audit_bounds import certified_audit_bounds
+    from mipkit.synthesize.certificate import certificate_from_dp
+    from mipkit.synthesize.quality import fidelity, mode_collapse_share, utility_auc
+    from mipkit.workflows.audit_synthetic import audit_synthetic
+    from mipkit.workflows.synthesize import synthesize
+
+    full, quick = OPTIONS[method]
+    opts = quick if args.quick else full
+    row: dict = {"dataset": ds["name"], "method": method, "epsilon": epsilon, "delta": args.delta}
+    if method in ("dpctgan", "patectgan"):
+        if not SMARTNOISE_PY.exists():
+            return {**row, "skipped": f"no smartnoise venv at {SMARTNOISE_PY}"}
+        with tempfile.TemporaryDirectory() as tmp:
+            synth, seconds, extra = run_smartnoise(
+                method, train, epsilon, args.delta, len(train), opts["epochs"], Path(tmp)
+            )
+        cert = certificate_from_dp(method=method, epsilon=epsilon, delta=args.delta, details=extra)
+        row["seconds"] = seconds
+    else:
+        res = synthesize(
+            train, method=method, epsilon=None if method == "ctgan" else epsilon, delta=args.delta,
+            rows=len(train), random_state=args.seed, **opts,
+        )  # fmt: skip
+        synth, cert = res.synthetic, res.certificate
+        row["seconds"], row["fit_seconds"] = res.seconds, res.fit_seconds
+        if method.startswith("dpwgan"):
+            keys = (
+                "sensitivity",
+                "critic_range",
+                "penalty_radius",
+                "noise_std_rms",
+                "steps_run",
+                "expected_batch",
+            )
+            row["dpwgan"] = {k: cert.details.get(k) for k in keys}
+            row["noise_multiplier"] = cert.calibration.get("noise")
+    row["options"] = opts
+    row["utility_auc"] = utility_auc(
+        synth, test, target=ds["target"], positive=ds["positive"], seed=args.seed
+    )
+    row["real_auc"] = real_auc
+    row.update(fidelity(train, synth, seed=args.seed))
+    row["mode_collapse_share"] = mode_collapse_share(train, synth)
+    row["positive_rate"] = float((synth[ds["target"]].astype(str) == ds["positive"]).mean())
+    t = time.perf_counter()
+    audit = audit_synthetic(
+        train, synth, holdout=test, secrets=ds["secrets"], n_attacks=args.n_attacks,
+        max_nnaa_rows=args.max_audit_rows, max_dcr_rows=args.max_audit_rows, n_bootstrap=200,
+        random_state=args.seed,
+    )  # fmt: skip
+    row["audit_seconds"] = time.perf_counter() - t
+    summ = audit.summary()
+    row["nnaa_privacy_loss"] = summ["nnaa"]["privacy_loss"]
+    row["dcr_auc"] = summ["dcr"]["auc"]
+    row["dcr_tpr_at_1pct"] = (summ["dcr"]["tpr_at_fpr"] or {}).get("0.01")
+    row["inference"] = {
+        s: {k: v for k, v in r.items() if k in ("precision", "baseline_precision", "precision_improvement")}
+        for s, r in summ["inference"].items()
+    }
+    row["certificate"] = {
+        "certified": cert.certified, "epsilon": cert.epsilon, "eta": cert.eta, "advantage": cert.advantage,
+        "tpr_at_fpr": cert.tpr_at_fpr,
+    }  # fmt: skip
+    row["certified_vs_measured"] = certified_audit_bounds(cert, audit)
+    return row
+
+
+def markdown(rows: list[dict]) -> str:
+    head = (
+        "| method | eps | AUC (real) | TVD 1-way | TVD 2-way | corr. diff | collapse | NNAA loss | DCR AUC | "
+        "TPR@1% (cert.) | PI income / sex / marital | violations | time s |"
+    )
+    lines = [head, "|" + " --- |" * 13]
+
+    def f(x, nd=3):
+        return "n/a" if x is None else f"{x:.{nd}f}"
+
+    for r in rows:
+        if "skipped" in r or "error" in r:
+            lines.append(
+                f"| {r['method']} | {r['epsilon']} | {r.get('skipped') or r.get('error')} |" + " |" * 11
+            )
+            continue
+        cert = r["certificate"]
+        tpr_cert = cert["tpr_at_fpr"].get("0.01") if cert["certified"] else None
+        pis = " / ".join(f(v.get("precision_improvement"), 2) for v in r["inference"].values())
+        lines.append(
+            f"| {r['method']} | {r['epsilon'] if r['epsilon'] is not None else '-'} | "
+            f"{f(r['utility_auc'])} ({f(r['real_auc'])}) | {f(r['tvd_1way'])} | {f(r['tvd_2way'])} | "
+            f"{f(r['correlation_difference'])} | {f(r['mode_collapse_share'], 2)} | "
+            f"{f(r['nnaa_privacy_loss'])} | "
+            f"{f(r['dcr_auc'])} | {f(r['dcr_tpr_at_1pct'])} ({f(tpr_cert)}) | {pis} | "
+            f"{len(r['certified_vs_measured']['violations'])} | {r['seconds']:.0f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(ds: dict = ADULT, argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--methods", nargs="+", default=METHODS)
+    ap.add_argument("--epsilons", nargs="+", type=float, default=None)
+    ap.add_argument("--delta", type=float, default=1e-5)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--n-attacks", type=int, default=None)
+    ap.add_argument("--max-audit-rows", type=int, default=None)
+    ap.add_argument("--rows", type=int, default=None, help="subsample the training table")
+    ap.add_argument("--tag", default="")
+    args = ap.parse_args(argv)
+    eps_list = args.epsilons or ([3.0] if args.quick else [1.0, 3.0, 10.0])
+    args.n_attacks = args.n_attacks or (200 if args.quick else 1000)
+    args.max_audit_rows = args.max_audit_rows or (3000 if args.quick else 10_000)
+    train, test = ds["load"]()
+    n = args.rows or (4000 if args.quick else None)
+    if n is not None and n < len(train):
+        train = train.sample(n, random_state=args.seed).reset_index(drop=True)
+    from mipkit.synthesize.quality import utility_auc
+
+    real_auc = utility_auc(train, test, target=ds["target"], positive=ds["positive"], seed=args.seed)
+    print(f"{ds['name']}: train {len(train)}, test {len(test)}, real AUC {real_auc:.3f}", flush=True)
+    rows = []
+    for method in args.methods:
+        for eps in [None] if method == "ctgan" else eps_list:
+            t = time.perf_counter()
+            try:
+                row = evaluate(ds, method, eps, args, train, test, real_auc)
+            except Exception as err:  # a peer that breaks is reported, the grid goes on
+                row = {
+                    "dataset": ds["name"],
+                    "method": method,
+                    "epsilon": eps,
+                    "error": f"{type(err).__name__}: {err}"[:500],
+                }
+            row["total_seconds"] = time.perf_counter() - t
+            rows.append(row)
+            keys = (
+                "method",
+                "epsilon",
+                "utility_auc",
+                "tvd_1way",
+                "dcr_auc",
+                "mode_collapse_share",
+                "seconds",
+            )
+            print(json.dumps({k: row.get(k) for k in (*keys, "error", "skipped")}), flush=True)
+    suffix = ("_quick" if args.quick else "") + (f"_{args.tag}" if args.tag else "")
+    RESULTS.mkdir(parents=True, exist_ok=True)
+    from mipkit.report.results import write_json_atomic
+
+    meta = {"dataset": ds["name"], "train_rows": len(train), "test_rows": len(test), "real_auc": real_auc,
+            "quick": args.quick, "epsilons": eps_list, "delta": args.delta, "seed": args.seed,
+            "load_average": os.getloadavg(), "cpus": os.cpu_count(),
+            "command": " ".join(sys.argv)}  # fmt: skip
+    write_json_atomic(RESULTS / f"synthesizers_{ds['name']}{suffix}.json", {"meta": meta, "rows": rows})
+    (RESULTS / f"synthesizers_{ds['name']}{suffix}.md").write_text(markdown(rows))
+    print(markdown(rows))
+
+
+if __name__ == "__main__":
+    main()

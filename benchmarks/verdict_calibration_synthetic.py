@@ -1,0 +1,230 @@
+"""Calibration of the synthetic-data verdicts: NNAA interval coverage, false alarms and power.
+
+Same-distribution tables (the null): training, holdout and synthetic records are independent draws of one
+mixed-type population (two integer columns, three categorical ones: ties everywhere), so the synthetic data
+reveal nothing about the training records. Leaky tables (the alternative): 30% of the synthetic rows are
+copies of training rows, the rest fresh draws.
+
+1. ``coverage`` - NNAA interval coverage at ``--n`` records per set (default 2,000) over ``--reps`` (default
+   200) independent tables: how often the 95% intervals of AA(train, syn1), AA(test, syn2) and the privacy
+   loss contain their true values (1/2, 1/2, 0), for the record bootstrap of before 2026-11 (neighbour
+   structure held fixed) and the delete-one jackknife (neighbours recomputed); Clopper-Pearson intervals on
+   each coverage, and the mean interval half-width against the Monte Carlo spread of the estimates.
+2. ``calibration`` - ``--audits`` (default 200) null audits and ``--power-audits`` (default 100) leaky audits
+   through :func:`mipkit.workflows.audit_synthetic.audit_synthetic` at ``--n-audit`` records (NNAA, DCR, and
+   attribute inference of one secret): the share of "finding" verdicts for each policy metric, with its
+   Clopper-Pearson interval. Policies: privacy loss > 0, DCR AUC > 0.5, like-for-like inference PI > 0.
+   "Before" decides the privacy-loss policy with the record bootstrap's interval (the only interval the
+   earlier versions had); the other two metrics had no interval before.
+
+Run: ``.venv/bin/python benchmarks/verdict_calibration_synthetic.py`` (both parts; ``--part coverage`` or
+``--part calibration`` for one). Results: ``benchmarks/results/verdict_calibration_synthetic.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+
+
+def population(n: int, rng: np.random.Generator) -> pd.DataFrame:
+    """A mixed-type population: integer age and income (income depends on age), sex, education, marital
+    status (depends on age)."""
+    age = rng.integers(18, 80, n)
+    income = np.round(rng.gamma(2.0, 15.0, n) + 0.3 * age).astype(int)
+    sex = rng.choice(["F", "M"], n)
+    edu = rng.choice(["none", "school", "college", "graduate"], n, p=[0.1, 0.4, 0.3, 0.2])
+    young = age < 30
+    marital = np.where(
+        young,
+        rng.choice(["single", "married", "divorced"], n, p=[0.7, 0.28, 0.02]),
+        rng.choice(["single", "married", "divorced"], n, p=[0.25, 0.6, 0.15]),
+    )
+    return pd.DataFrame({"age": age, "income": income, "sex": sex, "education": edu, "marital": marital})
+
+
+def leaky_synthetic(train: pd.DataFrame, n_syn: int, share: float, rng: np.random.Generator) -> pd.DataFrame:
+    """``n_syn`` synthetic rows of which ``share`` are copies of distinct training rows."""
+    k = int(round(share * n_syn))
+    copies = train.iloc[rng.choice(len(train), size=k, replace=False)]
+    fresh = population(n_syn - k, rng)
+    syn = pd.concat([copies, fresh], ignore_index=True)
+    return syn.iloc[rng.permutation(len(syn))].reset_index(drop=True)
+
+
+def clopper_pearson(k: int, n: int) -> list[float]:
+    from mipkit.stats import clopper_pearson as cp
+
+    return list(cp(int(k), int(n), 0.95))
+
+
+def coverage(args) -> dict:
+    from mipkit.data.tables import check_tables, encode_mixed
+    from mipkit.metrics.nnaa import _record_bootstrap_intervals, privacy_loss
+
+    n, reps = args.n, args.reps
+    truth = {"train": 0.5, "test": 0.5, "privacy_loss": 0.0}
+    hits = {m: dict.fromkeys(truth, 0) for m in ("record-bootstrap", "jackknife")}
+    half = {m: {k: [] for k in truth} for m in hits}
+    values = {k: [] for k in truth}
+    t0 = time.perf_counter()
+    for r in range(reps):
+        rng = np.random.default_rng(10_000 + r)
+        train, test, syn = population(n, rng), population(n, rng), population(2 * n, rng)
+        schema = check_tables(train, {"holdout": test, "synthetic": syn})
+        tr, te, sy = (encode_mixed(df, schema) for df in (train, test, syn))
+        pl = privacy_loss(tr, te, sy, random_state=r, n_jobs=args.n_jobs)
+        boot = _record_bootstrap_intervals(pl.train, pl.test, 0.95, 1000, np.random.default_rng(r))
+        est = {"train": pl.train.value, "test": pl.test.value, "privacy_loss": pl.value}
+        for method, iv in (("jackknife", pl.intervals), ("record-bootstrap", boot)):
+            for k in truth:
+                lo, hi = iv[f"{k}_ci"]
+                hits[method][k] += lo <= truth[k] <= hi
+                half[method][k].append((hi - lo) / 2)
+        for k in truth:
+            values[k].append(est[k])
+        if (r + 1) % 20 == 0:
+            print(f"  coverage: {r + 1}/{reps} tables, {time.perf_counter() - t0:.0f} s", flush=True)
+    out = {"n": n, "reps": reps, "seconds": time.perf_counter() - t0, "methods": {}}
+    for method in hits:
+        out["methods"][method] = {
+            k: {
+                "coverage": hits[method][k] / reps,
+                "coverage_ci": clopper_pearson(hits[method][k], reps),
+                "mean_half_width": float(np.mean(half[method][k])),
+            }
+            for k in truth
+        }
+    out["monte_carlo"] = {
+        k: {
+            "mean": float(np.mean(v)),
+            "sd": float(np.std(v, ddof=1)),
+            "z95_half_width": 1.96 * float(np.std(v, ddof=1)),
+        }
+        for k, v in values.items()
+    }
+    return out
+
+
+def calibration(args) -> dict:
+    from mipkit.metrics.nnaa import _record_bootstrap_intervals
+    from mipkit.workflows.audit_synthetic import audit_synthetic
+
+    n = args.n_audit
+    policies = {"privacy_loss": 0.0, "dcr_auc": 0.5, "inference_pi": 0.0}
+
+    def run(leaky: bool, r: int) -> dict:
+        rng = np.random.default_rng((20_000 if leaky else 30_000) + r)
+        train, holdout = population(n, rng), population(n, rng)
+        syn = leaky_synthetic(train, 2 * n, 0.3, rng) if leaky else population(2 * n, rng)
+        res = audit_synthetic(
+            train,
+            syn,
+            holdout=holdout,
+            secrets=["marital"],
+            n_attacks=args.n_attacks,
+            random_state=r,
+            n_jobs=args.n_jobs,
+        )
+        d = res.to_dict()
+        verdicts = {}
+        for metric, thr in policies.items():
+            from mipkit.workflows.synthetic_verdict import synthetic_verdict
+
+            v = synthetic_verdict(d, metric=metric, fail_above=thr, inference_family=d["inference_family"])
+            verdicts[metric] = v["status"]
+        boot = _record_bootstrap_intervals(
+            res.nnaa.train, res.nnaa.test, 0.95, 1000, np.random.default_rng(r)
+        )
+        verdicts["privacy_loss_before"] = "finding" if boot["privacy_loss_ci"][0] > 0 else "not"
+        return verdicts
+
+    out = {"n": n, "n_attacks": args.n_attacks, "policies": policies}
+    for label, leaky, count in (("null", False, args.audits), ("copies_30pct", True, args.power_audits)):
+        t0 = time.perf_counter()
+        rows = []
+        for r in range(count):
+            rows.append(run(leaky, r))
+            if (r + 1) % 25 == 0:
+                print(f"  {label}: {r + 1}/{count} audits, {time.perf_counter() - t0:.0f} s", flush=True)
+        summary = {}
+        for metric in [*policies, "privacy_loss_before"]:
+            k = sum(v[metric] == "finding" for v in rows)
+            summary[metric] = {
+                "findings": k,
+                "audits": count,
+                "rate": k / count,
+                "rate_ci": clopper_pearson(k, count),
+            }
+        out[label] = {"seconds": time.perf_counter() - t0, "verdicts": summary}
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--part", choices=["coverage", "calibration", "both"], default="both")
+    ap.add_argument("--n", type=int, default=2000, help="records per set, coverage part")
+    ap.add_argument("--reps", type=int, default=200)
+    ap.add_argument("--n-audit", type=int, default=500, help="training records per audit, calibration part")
+    ap.add_argument("--audits", type=int, default=200)
+    ap.add_argument("--power-audits", type=int, default=100)
+    ap.add_argument("--n-attacks", type=int, default=200)
+    ap.add_argument("--n-jobs", type=int, default=2)
+    args = ap.parse_args()
+    from mipkit.report.results import write_json_atomic
+
+    path = RESULTS / "verdict_calibration_synthetic.json"
+    previous = {}
+    if path.exists():
+        import json
+
+        previous = json.loads(path.read_text())
+    out = {**previous, "uptime_start": os.popen("uptime").read().strip(), "cores": os.cpu_count()}
+    if args.part in ("coverage", "both"):
+        out["coverage"] = cov = coverage(args)
+        print(
+            f"\nNNAA interval coverage, n = {cov['n']} per set, {cov['reps']} tables ({cov['seconds']:.0f} s)"
+        )
+        print("| interval | AA(train, syn1) | AA(test, syn2) | privacy loss | mean half-width (PL) |")
+        print("| --- | --- | --- | --- | --- |")
+        for method, m in cov["methods"].items():
+            cells = [
+                "{:.1f}% [{:.1f}, {:.1f}]".format(
+                    100 * m[k]["coverage"], *(100 * x for x in m[k]["coverage_ci"])
+                )
+                for k in ("train", "test", "privacy_loss")
+            ]
+            print(f"| {method} | {' | '.join(cells)} | {m['privacy_loss']['mean_half_width']:.4f} |")
+        mc = cov["monte_carlo"]["privacy_loss"]
+        print(
+            f"Monte Carlo: privacy loss mean {mc['mean']:.4f}, sd {mc['sd']:.4f} "
+            f"(ideal half-width {mc['z95_half_width']:.4f})"
+        )
+    if args.part in ("calibration", "both"):
+        out["calibration"] = cal = calibration(args)
+        print(f"\nVerdict calibration, {cal['n']} training records per audit")
+        print("| policy | false alarms (null) | power (30% copied rows) |")
+        print("| --- | --- | --- |")
+        for metric in [*cal["policies"], "privacy_loss_before"]:
+            a, b = cal["null"]["verdicts"][metric], cal["copies_30pct"]["verdicts"][metric]
+            cells = [
+                "{}/{} = {:.1f}% [{:.1f}, {:.1f}]".format(
+                    c["findings"], c["audits"], 100 * c["rate"], *(100 * x for x in c["rate_ci"])
+                )
+                for c in (a, b)
+            ]
+            print(f"| {metric} | {cells[0]} | {cells[1]} |")
+    out["uptime_end"] = os.popen("uptime").read().strip()
+    write_json_atomic(path, out)
+
+
+if __name__ == "__main__":
+    main()

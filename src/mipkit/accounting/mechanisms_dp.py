@@ -1,0 +1,177 @@
+"""Mechanism records of DP-SGD with varying noise and of Renyi / zero-concentrated DP guarantees.
+
+Companions of :mod:`mipkit.accounting.mechanisms` (which re-exports them): the record of a DP-SGD run whose
+steps do not share one noise multiplier (:class:`HeterogeneousSubsampledGaussian`, what
+:class:`mipkit.accounting.DPSGDAccountant` records), and the guarantees Opacus's and TF Privacy's RDP
+accountants report (:class:`RDP`, :class:`ZCDP`). docs/theory.md section 3.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from mipkit._validation import (
+    MipkitValueError,
+    check_interval,
+    check_positive,
+    check_positive_int,
+    check_sample_rate,
+)
+from mipkit.accounting._record_base import Mechanism, _relation, _set
+
+__all__ = ["RDP", "ZCDP", "HeterogeneousSubsampledGaussian"]
+
+
+@dataclass(frozen=True)
+class HeterogeneousSubsampledGaussian(Mechanism):
+    """Poisson-subsampled Gaussian steps in groups ``(noise_multiplier, sample_rate, count)``.
+
+    DP-SGD whose steps do not all share one noise-to-sensitivity ratio (e.g. the critic steps of
+    DP-WGAN-GP, docs/theory.md section 8; or an accountant stepped during training). The ratios must be
+    fixed before the data are touched. Accounted like :class:`SubsampledGaussian`, group by group.
+
+    Parameters
+    ----------
+    groups : sequence of (float, float, int)
+        Each group: noise standard deviation over the step's l2 sensitivity (``> 0``), Poisson sampling
+        rate in ``(0, 1]``, number of consecutive steps (``>= 1``). Stored as a tuple of tuples.
+    neighbours : {"add_remove", "replace_one"}, default="add_remove"
+    """
+
+    name: ClassVar[str] = "heterogeneous_subsampled_gaussian"
+    groups: tuple[tuple[float, float, int], ...]
+    neighbours: str = "add_remove"
+
+    def __post_init__(self) -> None:
+        owner = "HeterogeneousSubsampledGaussian"
+        items = self.groups
+        if isinstance(items, (str, bytes)) or not isinstance(items, Iterable):
+            raise MipkitValueError(
+                f"The 'groups' parameter of {owner} must be a sequence of (noise_multiplier, sample_rate, "
+                f"count) triples. Got {type(items).__name__} instead."
+            )
+        parts = []
+        for g in items:
+            if isinstance(g, (str, bytes)) or not isinstance(g, Sequence) or len(g) != 3:
+                raise MipkitValueError(
+                    f"Each group of {owner} must be a (noise_multiplier, sample_rate, count) triple. "
+                    f"Got {g!r} instead."
+                )
+            z = check_positive("noise_multiplier", g[0], owner=owner)
+            q = check_sample_rate(g[1], owner=owner)
+            n = check_positive_int("count", g[2], owner=owner)
+            parts.append((float(z), float(q), int(n)))
+        if not parts:
+            raise MipkitValueError(
+                f"The 'groups' parameter of {owner} must hold at least one group. Got none."
+            )
+        _set(self, "groups", tuple(parts))
+        _relation(self)
+
+    @property
+    def steps(self) -> int:
+        """Total number of steps."""
+        return sum(n for _, _, n in self.groups)
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"name": ..., "groups": [[z, q, count], ...], "neighbours": ...}`` (JSON-ready)."""
+        return {"name": self.name, "groups": [list(g) for g in self.groups], "neighbours": self.neighbours}
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> HeterogeneousSubsampledGaussian:
+        """The record :meth:`to_dict` wrote (same as :func:`mechanism_from_dict`)."""
+        if not isinstance(d, Mapping) or d.get("name") != cls.name:
+            raise MipkitValueError(f"Expected a dict with name {cls.name!r}. Got {d!r} instead.")
+        from mipkit.accounting.mechanisms import mechanism_from_dict
+
+        rec = mechanism_from_dict(d)
+        assert isinstance(rec, cls)
+        return rec
+
+
+@dataclass(frozen=True)
+class RDP(Mechanism):
+    """A Renyi-DP guarantee: ``D_a(M(D) || M(D')) <= rdp_values[i]`` at each order ``a = orders[i]``.
+
+    What Opacus's and TF Privacy's RDP accountants report. Its trade-off curve is the envelope of the
+    ``(epsilon, delta(epsilon))``-DP curves of the RDP-to-DP conversion at every epsilon (docs/theory.md
+    section 3).
+
+    Parameters
+    ----------
+    orders : sequence of float
+        Renyi orders, each ``> 1`` (finite), without repeats.
+    rdp_values : sequence of float
+        The divergence bound at each order, ``>= 0``.
+    neighbours : {"add_remove", "replace_one"}, default="add_remove"
+    """
+
+    name: ClassVar[str] = "rdp"
+    orders: tuple[float, ...]
+    rdp_values: tuple[float, ...]
+    neighbours: str = "add_remove"
+
+    def __post_init__(self) -> None:
+        owner = "RDP"
+        orders = _float_tuple("orders", self.orders, owner)
+        values = _float_tuple("rdp_values", self.rdp_values, owner)
+        if len(orders) != len(values) or not orders:
+            raise MipkitValueError(
+                f"The 'orders' and 'rdp_values' parameters of {owner} must be non-empty and of equal length. "
+                f"Got {len(orders)} and {len(values)} instead."
+            )
+        for a in orders:
+            check_interval("orders", a, 1.0, math.inf, closed="neither", owner=owner)
+        if len(set(orders)) != len(orders):
+            raise MipkitValueError(
+                f"The 'orders' parameter of {owner} must not repeat an order. Got {orders}."
+            )
+        for v in values:
+            check_interval("rdp_values", v, 0.0, math.inf, closed="left", owner=owner)
+        _set(self, "orders", orders)
+        _set(self, "rdp_values", values)
+        _relation(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "orders": list(self.orders),
+            "rdp_values": list(self.rdp_values),
+            "neighbours": self.neighbours,
+        }
+
+
+def _float_tuple(name: str, values: Any, owner: str) -> tuple[float, ...]:
+    if isinstance(values, (str, bytes, Mapping)) or not isinstance(values, Iterable):
+        raise MipkitValueError(
+            f"The {name!r} parameter of {owner} must be a sequence of numbers. Got {values!r} instead."
+        )
+    out = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise MipkitValueError(f"The {name!r} parameter of {owner} must hold numbers. Got {v!r} instead.")
+        out.append(float(v))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class ZCDP(Mechanism):
+    """A ``rho``-zCDP guarantee (Bun & Steinke 2016): RDP ``rho * a`` at every order ``a > 1``.
+
+    Parameters
+    ----------
+    rho : float
+        ``>= 0`` and finite.
+    neighbours : {"add_remove", "replace_one"}, default="add_remove"
+    """
+
+    name: ClassVar[str] = "zcdp"
+    rho: float
+    neighbours: str = "add_remove"
+
+    def __post_init__(self) -> None:
+        _set(self, "rho", check_interval("rho", self.rho, 0.0, math.inf, closed="left", owner="ZCDP"))
+        _relation(self)

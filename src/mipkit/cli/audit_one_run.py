@@ -1,0 +1,112 @@
+"""``mipkit audit-one-run``: an epsilon lower bound from one training run with canaries (Steinke et al. 2023).
+
+The work is :func:`mipkit.workflows.audit_one_run.run_one_run_audit`; this module maps the flags to its
+configuration, prints the bound beside the certificate (or one JSON object) and exits 1 when the bound
+exceeds the certificate (a violation) or ``--fail-above``.
+"""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+from mipkit.cli.options import parse_params
+
+EXIT_FINDING = 1
+
+
+def _fractions(text: str, flag: str) -> tuple[float, ...]:
+    from mipkit._validation import MipkitValueError
+
+    try:
+        return tuple(float(t) for t in str(text).split(",") if t.strip())
+    except ValueError:
+        raise MipkitValueError(f"{flag} must be comma-separated numbers. Got {text!r}.") from None
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("audit-one-run")
+    def audit_one_run(
+        data: str = typer.Option(..., "--data", help="CSV or Parquet table of records."),
+        target: str = typer.Option(..., "--target", help="Label column."),
+        model: str = typer.Option("mipkit.trainers.DPSGDClassifier", "--model", help="Trainer import path."),
+        params: str = typer.Option(None, "--params", help="Trainer constructor arguments as JSON."),
+        canaries: int = typer.Option(
+            1000, "--canaries", help="m canaries, each included with probability 1/2."
+        ),
+        canary_kind: str = typer.Option("mislabeled", "--canary-kind", help="mislabeled or records."),
+        k_plus: str = typer.Option(
+            "0.01,0.02,0.05,0.1,0.2", "--k-plus", help="'In' guess counts to try (fractions of m or counts)."
+        ),
+        k_minus: str = typer.Option(
+            "0", "--k-minus", help="'Out' guess counts to try (fractions of m or counts)."
+        ),
+        delta: float = typer.Option(None, "--delta", help="Delta of the bound (default: the certificate's)."),
+        confidence: float = typer.Option(0.95, "--confidence", help="Confidence of the lower bound."),
+        encode: str = typer.Option("none", "--encode", help="none or onehot (encode non-numeric columns)."),
+        dropna: bool = typer.Option(False, "--dropna/--no-dropna", help="Drop rows with missing values."),
+        drop: str = typer.Option(None, "--drop", help="Comma-separated columns to leave out (identifiers)."),
+        scale: bool = typer.Option(
+            True, "--scale/--no-scale", help="Standardise the features (whole table)."
+        ),
+        seed: int = typer.Option(0, "--seed", help="Random seed."),
+        out: str = typer.Option(None, "--out", help="Run folder for results.json."),
+        fail_above: float = typer.Option(
+            None, "--fail-above", help="Exit 1 when the lower bound exceeds this."
+        ),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+    ) -> None:
+        """Audit DP training in one run: canaries, abstaining guesses and an epsilon lower bound."""
+        from mipkit.cli.options import check_count, hold_run_folder
+        from mipkit.report.results import to_jsonable
+        from mipkit.workflows.audit_one_run import OneRunConfig, run_one_run_audit
+
+        check_count("--canaries", canaries, kind="rows", minimum=None)
+        if out is not None:
+            hold_run_folder(out)  # checked, and locked until the command ends
+        cfg = OneRunConfig(
+            data=data,
+            target=target,
+            encode=encode,
+            dropna=dropna,
+            drop=tuple(c.strip() for c in (drop or "").split(",") if c.strip()),
+            model=model,
+            params=parse_params(params),
+            canaries=canaries,
+            canary_kind=canary_kind,
+            k_plus=_fractions(k_plus, "--k-plus"),
+            k_minus=_fractions(k_minus, "--k-minus"),
+            delta=delta,
+            confidence=confidence,
+            scale=scale,
+            seed=seed,
+        )
+        res = run_one_run_audit(cfg, out)
+        d = res.to_dict()
+        if as_json:
+            typer.echo(json.dumps(to_jsonable(d)))
+        else:
+            typer.echo(
+                f"One-run audit: epsilon >= {d['epsilon_lower']:.4g} at delta {d['delta']:g} "
+                f"({100 * d['confidence']:g}% confidence; {d['correct']} of {d['guesses']} guesses right, "
+                f"{d['canaries']} canaries)."
+            )
+            if d["certified_epsilon"] is not None:
+                typer.echo(
+                    f"Certified (add/remove): epsilon <= {d['certified_epsilon']:.4g}: {d['verdict']}."
+                )
+        if res.violation:
+            typer.echo(
+                f"mipkit: finding: the measured lower bound {d['epsilon_lower']:.4g} exceeds the certified "
+                f"epsilon {d['certified_epsilon']:.4g}.",
+                err=True,
+            )
+            raise typer.Exit(EXIT_FINDING)
+        if fail_above is not None and d["epsilon_lower"] > float(fail_above):
+            typer.echo(
+                f"mipkit: finding: the measured lower bound {d['epsilon_lower']:.4g} exceeds --fail-above "
+                f"{float(fail_above):g}.",
+                err=True,
+            )
+            raise typer.Exit(EXIT_FINDING)

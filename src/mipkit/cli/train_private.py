@@ -1,0 +1,185 @@
+"""``mipkit train-private``: train a model with DP-SGD to a risk target and keep its certificate.
+
+``mipkit train-private --data T.csv --target LABEL [--encode onehot] [--dropna] (--target-risk NAME
+--value V [--fpr A | --baseline B | --base-rate P --recall R] | --noise-multiplier Z) [--epochs E]
+[--batch-size B] [--max-grad-norm C] [--hidden 64] [--seed S] [--out DIR] [--json]``. The work is
+:func:`mipkit.workflows.train_private.train_private`; this module turns the flags into its configuration
+(the risk-target flags are those of ``mipkit calibrate``) and prints a summary or one JSON object.
+"""
+
+from __future__ import annotations
+
+import json
+
+import typer
+
+OWNER = "mipkit train-private"
+
+
+def _hidden(text: str) -> tuple[int, ...]:
+    """``"64"`` or ``"64,32"`` -> widths; ``""`` or ``"0"`` -> ``()`` (logistic regression)."""
+    from mipkit._validation import MipkitValueError
+
+    items = [t.strip() for t in str(text).split(",") if t.strip()]
+    try:
+        widths = tuple(int(t) for t in items)
+    except ValueError:
+        raise MipkitValueError(
+            f"--hidden must be comma-separated layer widths such as 64,32. Got {text!r}."
+        ) from None
+    if widths == (0,):
+        return ()
+    if any(w < 1 for w in widths):
+        raise MipkitValueError(
+            f"--hidden widths must be positive (0 alone: logistic regression). Got {text!r}."
+        )
+    return widths
+
+
+def _risk_target(name: str | None, value: float | None, noise: float | None, given: dict) -> dict | None:
+    """The target dict of the flags, after checking that exactly one privacy setting is given."""
+    from mipkit._validation import MipkitValueError, check_choice
+    from mipkit.cli.calibrate import _FLAGS, TARGET_OPTIONS
+
+    if (name is None) == (noise is None):
+        raise MipkitValueError(
+            "Give the privacy either as a risk target (--target-risk NAME --value V) or as "
+            f"--noise-multiplier; got {'both' if name is not None else 'neither'}."
+        )
+    for key in ("fpr", "baseline", "base_rate", "recall"):
+        wanted = (
+            name is not None
+            and key in TARGET_OPTIONS[check_choice("target_risk", name, tuple(TARGET_OPTIONS))]
+        )
+        if given.get(key) is not None and not wanted:
+            users = [t for t, opts in TARGET_OPTIONS.items() if key in opts]
+            raise MipkitValueError(f"{_FLAGS[key]} applies only to --target-risk {' / '.join(users)}.")
+    if name is None:
+        if value is not None:
+            raise MipkitValueError("--value applies only with --target-risk.")
+        return None
+    tgt = check_choice("target_risk", name, tuple(TARGET_OPTIONS), owner=OWNER)
+    if value is None:
+        raise MipkitValueError(f"--target-risk {tgt} needs --value.")
+    params = {}
+    for key in TARGET_OPTIONS[tgt]:
+        if key == "delta":
+            params[key] = given["delta"]
+        elif given.get(key) is None:
+            raise MipkitValueError(f"--target-risk {tgt} needs {_FLAGS[key]}.")
+        else:
+            params[key] = given[key]
+    from mipkit.accounting.targets import target_from_dict
+
+    return target_from_dict({"name": tgt, "value": value, **params}).to_dict()  # validated here
+
+
+def _print_human(d: dict) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    console = Console()
+    table = Table(title="Private training (DP-SGD)", title_justify="left")
+    table.add_column("Quantity", style="bold")
+    table.add_column("Value", justify="right")
+    if d["target"]:
+        t = d["target"]
+        table.add_row("Risk target", f"{t['name']} <= {t['value']:g}")
+    table.add_row("Noise multiplier", f"{d['noise_multiplier']:.4g}")
+    table.add_row("Sample rate / steps", f"{d['sample_rate']:.4g} / {d['steps']}")
+    c = d["certified"]
+    table.add_row("Certified MIP eta", f"{c['eta']:.4g}")
+    table.add_row("Certified advantage", f"{c['advantage']:.4g}")
+    for fpr, bound in c["tpr_at_fpr"].items():
+        table.add_row(f"Certified TPR at FPR {fpr}", f"{bound:.4g}")
+    table.add_row(f"Certified epsilon (delta {c['delta']:g})", f"{c['epsilon']:.4g}")
+    table.add_row("Held-out accuracy", f"{d['test_accuracy']:.4f} (majority {d['majority_rate']:.4f})")
+    console.print(table)
+    console.print(escape(f"Neighbours: {d['neighbours'].replace('_', '-')} ({d['premise']})."))
+    if d.get("run_dir"):
+        console.print(escape(f"Run folder: {d['run_dir']}"))
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("train-private")
+    def train_private_command(
+        data: str = typer.Option(..., "--data", help="CSV or Parquet table of records."),
+        target: str = typer.Option(..., "--target", help="Label column."),
+        encode: str = typer.Option("none", "--encode", help="none or onehot (encode non-numeric columns)."),
+        dropna: bool = typer.Option(False, "--dropna/--no-dropna", help="Drop rows with missing values."),
+        drop: str = typer.Option(None, "--drop", help="Comma-separated columns to leave out (identifiers)."),
+        target_risk: str = typer.Option(
+            None, "--target-risk", help="eta, advantage, tpr-at-fpr, success, precision or epsilon."
+        ),
+        value: float = typer.Option(None, "--value", help="The risk level not to exceed."),
+        fpr: float = typer.Option(None, "--fpr", help="FPR for --target-risk tpr-at-fpr."),
+        baseline: float = typer.Option(
+            None, "--baseline", help="Baseline success for --target-risk success."
+        ),
+        base_rate: float = typer.Option(
+            None, "--base-rate", help="Member fraction for --target-risk precision."
+        ),
+        recall: float = typer.Option(None, "--recall", help="Recall for --target-risk precision."),
+        delta: float = typer.Option(
+            1e-5, "--delta", help="Delta of the certified epsilon (and of an epsilon target)."
+        ),
+        noise_multiplier: float = typer.Option(
+            None, "--noise-multiplier", help="DP-SGD noise multiplier instead of a risk target."
+        ),
+        epochs: int = typer.Option(5, "--epochs", help="Passes over the data."),
+        batch_size: int = typer.Option(256, "--batch-size", help="Expected batch size (Poisson sampling)."),
+        max_grad_norm: float = typer.Option(1.0, "--max-grad-norm", help="Per-sample clipping norm."),
+        learning_rate: float = typer.Option(0.5, "--learning-rate", help="SGD step size."),
+        hidden: str = typer.Option(
+            "64", "--hidden", help="Hidden layer widths, e.g. 64,32; 0: logistic regression."
+        ),
+        neighbours: str = typer.Option(
+            "replace_one", "--neighbours", help="replace_one (the audit's game) or add_remove."
+        ),
+        test_size: float = typer.Option(
+            0.2, "--test-size", help="Share of rows held out for the test accuracy."
+        ),
+        scale: bool = typer.Option(
+            True, "--scale/--no-scale", help="Standardise features with the held-out rows' mean and sd."
+        ),
+        seed: int = typer.Option(0, "--seed", help="Random seed (split and training)."),
+        out: str = typer.Option("runs/train-private", "--out", help="Run folder."),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+    ) -> None:
+        """Train with DP-SGD to a risk target; writes the model and its certificate."""
+        from mipkit.cli.options import check_count, hold_run_folder
+        from mipkit.report.results import to_jsonable
+        from mipkit.workflows.train_private import TrainPrivateConfig, train_private
+
+        check_count("--epochs", epochs, kind="steps", minimum=None)
+        hold_run_folder(out)  # checked, and locked until the command ends
+        given = {"fpr": fpr, "baseline": baseline, "base_rate": base_rate, "recall": recall, "delta": delta}
+        cfg = TrainPrivateConfig(
+            data=data,
+            target=target,
+            encode=encode,
+            dropna=dropna,
+            drop=tuple(c.strip() for c in (drop or "").split(",") if c.strip()),
+            risk_target=_risk_target(target_risk, value, noise_multiplier, given),
+            noise_multiplier=noise_multiplier,
+            epochs=epochs,
+            batch_size=batch_size,
+            max_grad_norm=max_grad_norm,
+            learning_rate=learning_rate,
+            hidden=_hidden(hidden),
+            delta=delta,
+            neighbours=neighbours,
+            test_size=test_size,
+            scale=scale,
+            seed=seed,
+        )
+        if as_json:
+            result = train_private(cfg, out)
+            typer.echo(json.dumps(to_jsonable(result.to_dict())))
+            return
+        from rich.console import Console
+
+        with Console(stderr=True).status("Calibrating and training with DP-SGD..."):
+            result = train_private(cfg, out)
+        _print_human(result.to_dict())

@@ -1,0 +1,112 @@
+"""CLI `mipkit synthesize`: a small end-to-end run (--json fields, files), bad input exits 2 with one line,
+a missing extra names it."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mipkit.cli import main
+
+TINY = '{"n_generator": 2, "n_critic": 2, "critic_hidden": [8], "sample_rate": 0.3}'
+
+
+@pytest.fixture()
+def table(tmp_path):
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(
+        {
+            "age": rng.integers(18, 80, 80),
+            "city": rng.choice(["a", "b", "c"], 80),
+            "income": rng.normal(50, 10, 80).round(1),
+        }
+    )
+    p = tmp_path / "data.csv"
+    df.to_csv(p, index=False)
+    return p
+
+
+@pytest.mark.torch
+def test_end_to_end_json(table, tmp_path, capsys):
+    pytest.importorskip("torch")
+    out = tmp_path / "out"
+    argv = ["synthesize", "--data", str(table), "--method", "dpwgan-gp", "--epsilon", "2", "--delta", "1e-5"]
+    argv += ["--rows", "30", "--seed", "1", "--out", str(out), "--params", TINY, "--json"]
+    assert main(argv) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["method"] == "dpwgan-gp" and res["rows"] == 30 and res["delta"] == 1e-5
+    assert 1.9 < res["epsilon"] <= 2.0 and res["seconds"] > 0
+    cert = res["certified"]
+    assert 0 < cert["eta"] < 0.5 and 0 < cert["advantage"] < 1 and set(cert["tpr_at_fpr"]) >= {"0.01"}
+    syn = pd.read_csv(out / "synthetic.csv")
+    assert list(syn.columns) == ["age", "city", "income"] and len(syn) == 30
+    assert set(syn["city"]) <= {"a", "b", "c"} and syn["age"].between(18, 79).all()
+    stored = json.loads((out / "certificate.json").read_text())
+    assert stored["kind"] == "synthesis-certificate" and stored["eta"] == pytest.approx(cert["eta"])
+    assert stored["mechanism"]["name"] == "heterogeneous_subsampled_gaussian"
+
+
+@pytest.mark.torch
+def test_target_risk(table, tmp_path, capsys):
+    pytest.importorskip("torch")
+    argv = ["synthesize", "--data", str(table), "--method", "dpwgan-gp", "--target-risk", "eta=0.2"]
+    argv += ["--out", str(tmp_path / "o"), "--params", TINY, "--json"]
+    assert main(argv) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert 0.19 < res["certified"]["eta"] <= 0.2 and res["neighbours"] == "replace_one"
+
+
+@pytest.mark.parametrize(
+    "extra, needle",
+    [
+        (["--method", "dpwgan-gp", "--epsilon", "0"], "--epsilon must be > 0"),
+        (["--method", "dpwgan-gp", "--epsilon", "-1"], "--epsilon must be > 0"),
+        (["--method", "dpwgan-gp", "--epsilon", "1", "--delta", "1"], "--delta must be in (0, 1)"),
+        (["--method", "dpwgan-gp", "--epsilon", "1", "--rows", "0"], "--rows must be >= 1"),
+        (["--method", "magic", "--epsilon", "1"], "must be one of"),
+        (["--method", "aim"], "needs --epsilon"),
+        (["--method", "mst", "--epsilon", "1", "--target-risk", "eta=0.1"], "not both"),
+        (["--method", "mst", "--target-risk", "eta"], "NAME=VALUE"),
+        (["--method", "mst", "--target-risk", "risk=0.1"], "must start with one of"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(table, tmp_path, capsys, extra, needle):
+    code = main(["synthesize", "--data", str(table), "--out", str(tmp_path / "o"), *extra])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("mipkit: error:") and needle in err
+
+
+@pytest.mark.parametrize("column", ["empty", "allnan"])
+def test_empty_or_all_missing_column(tmp_path, capsys, column):
+    df = pd.DataFrame({"a": [1.0, 2.0, 3.0], "empty": [None, None, None], "allnan": [np.nan] * 3})
+    df = df[["a", column]]
+    p = tmp_path / "d.csv"
+    df.to_csv(p, index=False)
+    argv = ["synthesize", "--data", str(p), "--method", "mst", "--epsilon", "1", "--out", str(tmp_path / "o")]
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "all missing" in err
+
+
+def test_missing_extra_names_it(table, tmp_path, capsys, monkeypatch):
+    import importlib
+
+    import mipkit.synthesize._torch as opt
+
+    real = importlib.import_module
+
+    def fake(name, *a, **k):
+        if name in ("mbi", "ctgan"):
+            raise ImportError(name)
+        return real(name, *a, **k)
+
+    monkeypatch.setattr(opt.importlib, "import_module", fake)
+    for method in ("mst", "ctgan"):
+        argv = ["synthesize", "--data", str(table), "--method", method, "--epsilon", "1"]
+        code = main([*argv, "--out", str(tmp_path)])
+        err = capsys.readouterr().err
+        assert code == 2 and err.count("\n") == 1 and "'synth' extra" in err and "pip install" in err
