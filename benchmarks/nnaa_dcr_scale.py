@@ -5,7 +5,11 @@
    of ``n`` training and ``n`` holdout records (the training records' DCR is NNAA's nearest train ->
    synthetic distance, computed once); time and peak RSS.
 2. Mixed: ``--n-mixed`` rows x (6 numeric + 8 categorical with 2-40 levels, 5% missing), mixed distance.
-3. Peer: SDMetrics ``DCRBaselineProtection.compute`` on a 10k-row mixed table (its own venv,
+3. CLI vs API (``--cli-rows``, default 100,000): ``mipkit audit-synthetic`` with its defaults on original /
+   synthetic / holdout CSV files of ``--cli-rows`` mixed rows, against ``audit_synthetic`` +
+   ``SyntheticAuditResult.write`` on the same files read by ``pandas.read_csv``, each in its own process
+   (wall time and the process's peak RSS), back to back.
+4. Peer: SDMetrics ``DCRBaselineProtection.compute`` on a 10k-row mixed table (its own venv,
    ``python3 -m venv benchmarks/envs/sdmetrics && benchmarks/envs/sdmetrics/bin/pip install sdmetrics``),
    capped at ``--peer-timeout`` seconds, next to mipkit's :func:`dcr_baseline_protection` on the same table.
 
@@ -56,6 +60,66 @@ def mixed_table(n: int, rng: np.random.Generator) -> pd.DataFrame:
     return df
 
 
+API_SCRIPT = r"""
+import json, resource, sys, time
+t0 = time.perf_counter()
+import pandas as pd
+from mipkit.workflows.audit_synthetic import audit_synthetic
+a = json.loads(sys.argv[1])
+tables = {k: pd.read_csv(v) for k, v in a["files"].items()}
+res = audit_synthetic(tables["original"], tables["synthetic"], holdout=tables["holdout"], random_state=0)
+res.write(a["out"])
+print(json.dumps({"seconds": time.perf_counter() - t0, "stages": res.timings_s,
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+CLI_SCRIPT = r"""
+import json, resource, sys, time
+t0 = time.perf_counter()
+from mipkit.cli import main
+a = json.loads(sys.argv[1])
+f = a["files"]
+code = main(["audit-synthetic", "--original", f["original"], "--synthetic", f["synthetic"],
+             "--holdout", f["holdout"], "--seed", "0", "--out", a["out"], "--json"])
+res = json.load(open(a["out"] + "/results.json"))
+print(json.dumps({"seconds": time.perf_counter() - t0, "exit": code, "stages": res["timings_s"],
+                  "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+"""
+
+
+def cli_vs_api(n: int, rng: np.random.Generator) -> dict:
+    """``mipkit audit-synthetic`` (defaults) against the library on the same CSV files, one process each."""
+    import tempfile
+
+    tmp = Path(tempfile.mkdtemp(prefix="mipkit_cli_vs_api_"))
+    files = {}
+    for name in ("original", "synthetic", "holdout"):
+        files[name] = str(tmp / f"{name}.csv")
+        mixed_table(n, rng).to_csv(files[name], index=False)
+    res = {"rows": n, "uptime_start": os.popen("uptime").read().strip()}
+    for label, script in (("api", API_SCRIPT), ("cli", CLI_SCRIPT)):
+        arg = json.dumps({"files": files, "out": str(tmp / f"run_{label}")})
+        p = subprocess.run([sys.executable, "-c", script, arg], capture_output=True, text=True, check=False)
+        if p.returncode != 0:
+            res[label] = {"error": p.stderr[-1500:]}
+            continue
+        res[label] = json.loads(p.stdout.strip().splitlines()[-1])
+        print(f"{label}: {res[label]['seconds']:.1f} s, peak RSS {res[label]['peak_rss_mb']:.0f} MB, "
+              f"stages {res[label]['stages']}", flush=True)  # fmt: skip
+    res["uptime_end"] = os.popen("uptime").read().strip()
+    if "seconds" in res.get("api", {}) and "seconds" in res.get("cli", {}):
+        res["time_ratio_cli_over_api"] = res["cli"]["seconds"] / res["api"]["seconds"]
+        res["rss_ratio_cli_over_api"] = res["cli"]["peak_rss_mb"] / res["api"]["peak_rss_mb"]
+        print(
+            f"CLI / API: time {res['time_ratio_cli_over_api']:.2f}x, "
+            f"memory {res['rss_ratio_cli_over_api']:.2f}x"
+        )
+    import shutil
+
+    shutil.rmtree(tmp, ignore_errors=True)
+    return res
+
+
 SDM_SCRIPT = r"""
 import json, sys, time
 import pandas as pd
@@ -76,7 +140,8 @@ def main() -> None:
     ap.add_argument("--n-mixed", type=int, default=50_000)
     ap.add_argument("--peer-rows", type=int, default=10_000)
     ap.add_argument("--peer-timeout", type=int, default=600)
-    ap.add_argument("--skip", default="", help="comma list of numeric,mixed,peer to skip")
+    ap.add_argument("--cli-rows", type=int, default=100_000)
+    ap.add_argument("--skip", default="", help="comma list of numeric,mixed,cli,peer to skip")
     args = ap.parse_args()
     skip = set(filter(None, args.skip.split(",")))
 
@@ -134,6 +199,8 @@ def main() -> None:
             f"DCR {t_dcr:.1f} s (AUC {res.auc:.4f}, CPU {cpu:.0f} s); peak RSS {peak_rss_mb():.0f} MB; "
             f"load {os.getloadavg()[0]:.1f}"
         )
+    if "cli" not in skip:
+        out["cli_vs_api"] = cli_vs_api(args.cli_rows, rng)
     if "peer" not in skip:
         real, syn = mixed_table(args.peer_rows, rng), mixed_table(args.peer_rows, rng)
         schema = check_tables(real, {"synthetic": syn})

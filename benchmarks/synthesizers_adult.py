@@ -81,7 +81,7 @@ warnings.filterwarnings("ignore")
 import pandas as pd
 from snsynth import Synthesizer
 a = json.loads(sys.argv[1])
-df = pd.read_parquet(a["train"])
+df = pd.read_csv(a["train"], keep_default_na=False, na_values=[""])
 cats = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])]
 for c in cats:
     df[c] = df[c].astype(object).where(df[c].notna(), "__missing__").astype(str)
@@ -90,7 +90,7 @@ t = time.perf_counter()
 s = Synthesizer.create(a["method"], epsilon=a["epsilon"], delta=a["delta"], epochs=a["epochs"], verbose=False)
 s.fit(df, categorical_columns=cats, continuous_columns=conts, preprocessor_eps=a["preprocessor_eps"])
 out = s.sample(a["rows"])
-out.to_parquet(a["out"], index=False)
+out.to_csv(a["out"], index=False)
 print(json.dumps({"seconds": time.perf_counter() - t}))
 """
 
@@ -100,10 +100,10 @@ def run_smartnoise(
 ) -> tuple[pd.DataFrame, float, dict]:
     """Fit DP-CTGAN / PATE-CTGAN in smartnoise's own venv; the preprocessing budget is 10% of epsilon."""
     tmp.mkdir(parents=True, exist_ok=True)
-    train.to_parquet(tmp / "train.parquet", index=False)
+    train.to_csv(tmp / "train.csv", index=False)  # smartnoise's venv has no parquet engine
     pre = 0.1 * epsilon
     arg = {
-        "train": str(tmp / "train.parquet"), "out": str(tmp / "synth.parquet"), "method": method,
+        "train": str(tmp / "train.csv"), "out": str(tmp / "synth.csv"), "method": method,
         "epsilon": epsilon - pre, "preprocessor_eps": pre, "delta": delta, "rows": rows, "epochs": epochs,
     }  # fmt: skip
     t = time.perf_counter()
@@ -116,9 +116,13 @@ def run_smartnoise(
     wall = time.perf_counter() - t
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr[-1500:])
-    synth = pd.read_parquet(tmp / "synth.parquet")
+    synth = pd.read_csv(tmp / "synth.csv", keep_default_na=False, na_values=[""])
     for c in synth.columns:
-        if not pd.api.types.is_numeric_dtype(synth[c]):
+        if pd.api.types.is_numeric_dtype(train[c]):
+            synth[c] = pd.to_numeric(synth[c], errors="coerce")
+            if pd.api.types.is_integer_dtype(train[c]) and synth[c].notna().all():
+                synth[c] = synth[c].round().astype(train[c].dtype)
+        else:
             synth[c] = synth[c].astype(object).where(synth[c].astype(str) != "__missing__", None)
     return synth, wall, {"preprocessor_epsilon": pre}
 
@@ -194,7 +198,7 @@ def evaluate(ds: dict, method: str, epsilon: float | None, args, train, test, re
 def markdown(rows: list[dict]) -> str:
     head = (
         "| method | eps | AUC (real) | TVD 1-way | TVD 2-way | corr. diff | collapse | NNAA loss | DCR AUC | "
-        "TPR@1% (cert.) | PI income / sex / marital | violations | time s |"
+        "TPR@1% (cert.) | PI per secret | violations | time s |"
     )
     lines = [head, "|" + " --- |" * 13]
 

@@ -16,6 +16,13 @@ evaluation without it). The two tools draw different random targets, so risks ar
 anonymeter's interval.
 
 Run: ``.venv/bin/python benchmarks/synthetic_adult_vs_anonymeter.py [--n-attacks 2000]``
+
+``--cli-compare``: the attribute-inference step through the command line against the library and anonymeter,
+back to back on the same files (CSV written from the trio): ``mipkit audit-synthetic --checks inference`` in a
+subprocess (start-up, reading, inference, writing the run folder and report included), the same call through
+``audit_synthetic`` + ``write`` in this process (reading included), and anonymeter; once with anonymeter's
+amount of work (``--attacks nearest --no-non-member-baseline``) and once with the default attacks (nearest
+neighbour and model, each against its non-member baseline).
 """
 
 from __future__ import annotations
@@ -134,6 +141,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--skip-anonymeter", action="store_true")
     ap.add_argument("--inference-only", action="store_true", help="only the timed comparison with anonymeter")
+    ap.add_argument("--cli-compare", action="store_true", help="CLI vs library vs anonymeter, inference step")
     args = ap.parse_args()
 
     from mipkit.workflows.audit_synthetic import attribute_inference, audit_synthetic
@@ -142,6 +150,8 @@ def main() -> None:
     print(f"original {len(original)}, synthetic {len(syn)}, control {len(ctl)} rows")
 
     # --- full mipkit audit (NNAA, DCR, inference with the non-member baseline) -----------------------
+    if args.cli_compare:
+        return cli_compare(args, original, syn, ctl)
     if args.inference_only:
         return compare_inference(args, original, syn, ctl)
     t = time.perf_counter()
@@ -152,7 +162,6 @@ def main() -> None:
         secrets=SECRETS,
         n_attacks=args.n_attacks,
         max_nnaa_rows=args.max_nnaa_rows,
-        n_bootstrap=1000,
         random_state=args.seed,
     )
     t_full = time.perf_counter() - t
@@ -189,7 +198,7 @@ def main() -> None:
     nn, dcr = res["nnaa"], res["dcr"]
     print("\nmipkit audit of the Adult CTGAN trio (mixed distance)")
     print(f"  NNAA train {nn['train']:.4f}  test {nn['test']:.4f}  privacy loss {nn['privacy_loss']:.4f} "
-          f"CI {np.round(nn['bootstrap']['privacy_loss_ci'], 4).tolist()}  (n = {nn['n']})")  # fmt: skip
+          f"CI {np.round(nn['intervals']['privacy_loss_ci'], 4).tolist()}  (n = {nn['n']})")  # fmt: skip
     print(f"  DCR attack AUC {dcr['auc']:.4f}  TPR@FPR {dcr['tpr_at_fpr']}  "
           f"baseline protection {dcr['baseline_protection']['score']:.3f}  "
           f"overfitting protection {dcr['overfitting_protection']['score']:.3f}")  # fmt: skip
@@ -296,6 +305,81 @@ def compare_inference(args, original, syn, ctl) -> None:
          "anonymeter_second_s": second, "anonymeter_import_s": anon["import_s"], "rows": rows,
          "load_avg_start": load0},
     )  # fmt: skip
+
+
+def cli_compare(args, original, syn, ctl) -> None:
+    """The inference step through the CLI, the library and anonymeter (see the module docstring)."""
+    import tempfile
+
+    from mipkit.data.io import read_table
+    from mipkit.report.results import write_json_atomic
+    from mipkit.workflows.audit_synthetic import audit_synthetic
+
+    tmp = Path(tempfile.mkdtemp(prefix="mipkit_adult_cli_"))
+    files = {}
+    for name, df in (("original", original), ("synthetic", syn), ("control", ctl)):
+        files[name] = tmp / f"{name}.csv"
+        df.to_csv(files[name], index=False)
+    mipkit_exe = Path(sys.executable).parent / "mipkit"
+    out: dict = {"n_attacks": args.n_attacks, "uptime_start": os.popen("uptime").read().strip(), "runs": {}}
+    configs = {
+        "anonymeter_work": (("nearest",), False),
+        "default_attacks": (("nearest", "model"), True),
+    }
+    for label, (attacks, baseline) in configs.items():
+        flags = ["--attacks", ",".join(attacks)] + ([] if baseline else ["--no-non-member-baseline"])
+        argv = [str(mipkit_exe), "audit-synthetic", "--original", str(files["original"]), "--synthetic",
+                str(files["synthetic"]), "--control", str(files["control"]), "--checks", "inference",
+                "--n-attacks", str(args.n_attacks), "--seed", str(args.seed),
+                "--out", str(tmp / f"cli_{label}"), "--json", *flags,
+                *[x for s in SECRETS for x in ("--secret", s)]]  # fmt: skip
+        t = time.perf_counter()
+        p = subprocess.run(argv, capture_output=True, text=True, check=False)
+        t_cli = time.perf_counter() - t
+        if p.returncode != 0:
+            print(p.stderr[-2000:], file=sys.stderr)
+            raise SystemExit(1)
+        cli_res = json.loads((tmp / f"cli_{label}" / "results.json").read_text())
+        t = time.perf_counter()
+        tables = {k: read_table(v) for k, v in files.items()}
+        res = audit_synthetic(
+            tables["original"], tables["synthetic"], control=tables["control"], secrets=SECRETS,
+            n_attacks=args.n_attacks, checks=("inference",), attacks=attacks, non_member_baseline=baseline,
+            random_state=args.seed,
+        )  # fmt: skip
+        res.write(tmp / f"api_{label}")
+        t_api = time.perf_counter() - t
+        same = res.to_dict()["inference"] == cli_res["inference"]
+        out["runs"][label] = {
+            "attacks": list(attacks), "non_member_baseline": baseline, "cli_wall_s": t_cli,
+            "cli_inference_step_s": cli_res["timings_s"]["inference"], "api_wall_s": t_api,
+            "api_inference_step_s": res.timings_s["inference"], "same_results": same,
+            "cli_over_api": t_cli / t_api,
+        }  # fmt: skip
+        r = out["runs"][label]
+        print(f"{label}: CLI {t_cli:.1f} s (inference step {r['cli_inference_step_s']:.1f} s) | library "
+              f"{t_api:.1f} s (step {r['api_inference_step_s']:.1f} s) | CLI/library {t_cli / t_api:.2f}x | "
+              f"identical results: {same}", flush=True)  # fmt: skip
+    anon = run_anonymeter(original, syn, ctl, args.n_attacks, tmp / "anon")
+    if anon:
+        first = sum(v["first_s"] for v in anon["secrets"].values())
+        second = sum(v["second_s"] for v in anon["secrets"].values())
+        cli = out["runs"]["anonymeter_work"]["cli_wall_s"]
+        out["anonymeter"] = {
+            "first_s": first, "second_s": second, "import_s": anon["import_s"],
+            "process_wall_s": anon["process_wall_s"], "secrets": anon["secrets"],
+        }  # fmt: skip
+        out["anonymeter_first_over_cli"] = first / cli
+        out["anonymeter_second_over_cli"] = second / cli
+        print(f"anonymeter: {first:.1f} s first call, {second:.1f} s warm "
+              f"(+ import {anon['import_s']:.1f} s); "
+              f"anonymeter / mipkit CLI (whole command, same attacks) = {first / cli:.1f}x / "
+              f"{second / cli:.1f}x")  # fmt: skip
+    out["uptime_end"] = os.popen("uptime").read().strip()
+    write_json_atomic(RESULTS / "synthetic_adult_cli_vs_api.json", out)
+    import shutil
+
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

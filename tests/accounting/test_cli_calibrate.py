@@ -23,8 +23,10 @@ def test_gaussian_advantage_json(capsys):
     res = _run_json(capsys, ["--mechanism", "gaussian", "--target", "advantage", "--value", "0.1"])
     for key in ("noise", "achieved", "seconds", "target", "mechanism", "converged", "target_value"):
         assert key in res
-    assert res["mechanism"] == {"name": "gaussian", "sigma": res["noise"], "sensitivity": 1.0}
-    assert res["target"] == "advantage" and res["converged"] is True
+    assert res["mechanism"] == {
+        "name": "gaussian", "sigma": res["noise"], "sensitivity": 1.0, "neighbours": "add_remove"
+    }  # fmt: skip
+    assert res["target"] == "advantage" and res["converged"] is True and res["minimal"] is True
     # 2 Phi(1/(2 sigma)) - 1 = 0.1
     assert res["noise"] == pytest.approx(1 / (2 * stats.norm.ppf(0.55)), rel=1e-10)
     assert res["achieved"] <= 0.1 and res["achieved_fine"] <= 0.1
@@ -74,10 +76,47 @@ def test_dpsgd_json(capsys):
         "noise_multiplier": res["noise"],
         "sample_rate": 0.1,
         "steps": 10,
+        "neighbours": "add_remove",
     }
     assert mechanism_from_dict(res["mechanism"]) == SubsampledGaussian(res["noise"], 0.1, 10)
     assert res["achieved"] <= 0.05 and res["achieved_fine"] <= 0.05 and res["converged"] is True
     assert res["details"]["sample_rate"] == 0.1 and res["details"]["steps"] == 10
+    # eta concerns the membership game (replace-one); minimal within the default 0.5%
+    assert res["neighbours"] == "replace_one" and res["minimal"] is True and res["tolerance"] == 0.005
+    assert res["noise_lower"] == pytest.approx(res["noise"] / 1.005) and res["achieved_lower"] <= 0.05
+
+
+def test_gaussian_epsilon_at_small_values_is_confirmed(capsys):
+    """Was: exit 2, 'could not confirm the calibration on the safe side', for every epsilon <= 0.2."""
+    res = _run_json(
+        capsys, ["--mechanism", "gaussian", "--target", "epsilon", "--value", "0.2", "--delta", "1e-5"]
+    )
+    assert res["converged"] is True and res["achieved_fine"] <= 0.2
+    assert res["noise"] == pytest.approx(16.3041, rel=1e-5)
+
+
+def test_dpsgd_tiny_advantage_is_not_refused(capsys):
+    """Was: 'unreachable even at 1000' (the fixed 1e-3 grid); about 126 reaches it."""
+    res = _run_json(
+        capsys,
+        ["--mechanism", "dpsgd", "--sample-rate", "0.01", "--steps", "1000", "--target", "advantage"]
+        + ["--value", "0.001"],
+    )
+    assert 100 < res["noise"] < 150 and res["minimal"] is True and res["achieved_fine"] <= 0.001
+
+
+def test_tolerance_and_neighbours_flags(capsys):
+    loose = _run_json(
+        capsys,
+        ["--mechanism", "dpsgd", "--sample-rate", "0.1", "--steps", "10", "--target", "advantage"]
+        + ["--value", "0.1", "--tolerance", "0.02"],
+    )
+    assert loose["tolerance"] == 0.02 and loose["noise_lower"] == pytest.approx(loose["noise"] / 1.02)
+    rep = _run_json(
+        capsys,
+        ["--mechanism", "gaussian", "--target", "advantage", "--value", "0.1", "--neighbours", "replace_one"],
+    )
+    assert rep["mechanism"]["neighbours"] == "replace_one" and rep["neighbours"] == "replace_one"
 
 
 def test_human_output(capsys):

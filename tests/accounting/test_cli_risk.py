@@ -20,13 +20,19 @@ def _run_json(capsys, args: list[str]) -> dict:
 
 
 def test_risk_epsilon_delta_json(capsys) -> None:
-    res = _run_json(capsys, ["--epsilon", "8", "--delta", "1e-5"])
+    res = _run_json(capsys, ["--epsilon", "8", "--delta", "1e-5", "--neighbours", "replace_one"])
     for key in ("mechanism", "eta", "advantage", "tpr_at_fpr", "success_bound", "epsilon", "delta"):
-        assert key in res
-    assert res["mechanism"] == {"name": "approx_dp", "epsilon": 8.0, "delta": 1e-5}
-    # Thm 4 of Izzo et al.: delta + (1 - delta)/(1 + e^-eps) - 1/2
+        assert key in res and (key == "mechanism" or key == "delta" or f"{key}_lower" in res)
+    assert res["mechanism"] == {
+        "name": "approx_dp",
+        "epsilon": 8.0,
+        "delta": 1e-5,
+        "neighbours": "replace_one",
+    }
+    assert res["relation_of"]["eta"] == "replace_one" and res["neighbours"] == "replace_one"
+    # Thm 4 of Izzo et al. (a replace-one guarantee): delta + (1 - delta)/(1 + e^-eps) - 1/2
     eta = 1e-5 + (1 - 1e-5) / (1 + math.exp(-8)) - 0.5
-    assert res["eta"] == pytest.approx(eta, abs=1e-14)
+    assert res["eta"] == pytest.approx(eta, abs=1e-14) and res["eta_lower"] == res["eta"]
     assert res["advantage"] == pytest.approx(2 * eta, abs=1e-14)
     assert res["epsilon"] == pytest.approx(8.0, rel=1e-9)
     assert set(res["tpr_at_fpr"]) == {"0.001", "0.01", "0.1"}
@@ -54,12 +60,21 @@ def test_risk_mu_and_gaussian_sigma_agree(capsys) -> None:
             "0.01",
         ],
     )
-    assert a["mechanism"] == {"name": "gdp", "mu": 0.5}
-    assert b["mechanism"] == {"name": "gaussian", "sigma": 4.0, "sensitivity": 2.0}
-    assert b["curve"] == {"curve": "GaussianCurve", "mechanism": b["mechanism"], "mu": 0.5}
+    assert a["mechanism"] == {"name": "gdp", "mu": 0.5, "neighbours": "add_remove"}
+    assert b["mechanism"] == {
+        "name": "gaussian",
+        "sigma": 4.0,
+        "sensitivity": 2.0,
+        "neighbours": "add_remove",
+    }
+    assert b["curve"] == {
+        "curve": "GaussianCurve", "neighbours": "add_remove", "mechanism": b["mechanism"], "mu": 0.5
+    }  # fmt: skip
     for key in ("eta", "advantage", "tpr_at_fpr", "success_bound", "precision_at_base_rate"):
         assert a[key] == b[key]
-    assert a["eta"] == pytest.approx(stats.norm.cdf(0.25) - 0.5)
+    # add/remove 0.5-GDP: the MIP game replaces a record, which is 1-GDP (group privacy, exact for GDP)
+    assert a["eta"] == pytest.approx(stats.norm.cdf(0.5) - 0.5)
+    assert a["mip_curve"]["mu"] == 1.0 and a["advantage"] == pytest.approx(2 * stats.norm.cdf(0.25) - 1)
     assert a["tpr_at_fpr"] == {"0.05": pytest.approx(stats.norm.cdf(stats.norm.ppf(0.05) + 0.5))}
     assert set(a["success_bound"]) == {"0.2"}
     assert set(a["precision_at_base_rate"]) == {"0.01"}
@@ -68,16 +83,24 @@ def test_risk_mu_and_gaussian_sigma_agree(capsys) -> None:
 
 def test_risk_pure_epsilon_names_one_record(capsys) -> None:
     res = _run_json(capsys, ["--epsilon", "1"])
-    assert res["mechanism"] == {"name": "pure_dp", "epsilon": 1.0}
+    assert res["mechanism"] == {"name": "pure_dp", "epsilon": 1.0, "neighbours": "add_remove"}
     assert res["curve"]["mechanism"] == res["mechanism"]
     assert res["epsilon"] == pytest.approx(1.0) and res["delta"] == 0.0  # reported at delta 0
-    # Thm 4: eta = 1/(1 + e^-1) - 1/2
-    assert res["eta"] == pytest.approx(1 / (1 + math.exp(-1)) - 0.5, abs=1e-15)
+    # add/remove (1, 0)-DP: group privacy for the replacement, eta = (1 - e^-1) / 2
+    assert res["eta"] == pytest.approx((1 - math.exp(-1)) / 2, abs=1e-15)
+    assert res["mip_curve"]["curve"] == "GroupPrivacyCurve"
+    rep = _run_json(capsys, ["--epsilon", "1", "--neighbours", "replace_one"])
+    assert rep["eta"] == pytest.approx(1 / (1 + math.exp(-1)) - 0.5, abs=1e-15)  # Thm 4
 
 
 def test_risk_laplace(capsys) -> None:
     res = _run_json(capsys, ["--laplace-scale", "2", "--delta", "0"])
-    assert res["mechanism"] == {"name": "laplace", "scale": 2.0, "sensitivity": 1.0}
+    assert res["mechanism"] == {
+        "name": "laplace",
+        "scale": 2.0,
+        "sensitivity": 1.0,
+        "neighbours": "add_remove",
+    }
     assert res["curve"]["epsilon"] == 0.5
     assert res["advantage"] == pytest.approx(1 - math.exp(-0.25))
     assert res["epsilon"] == pytest.approx(0.5)
@@ -92,11 +115,20 @@ def test_risk_dpsgd(capsys) -> None:
         "noise_multiplier": 2.0,
         "sample_rate": 0.5,
         "steps": 1,
+        "neighbours": "add_remove",
     }
     assert res["curve"]["curve"] == "PLDCurve" and res["curve"]["mechanism"] == res["mechanism"]
-    # one step of the subsampled Gaussian is less risky than the unsubsampled mu = 1/2 Gaussian
-    assert 0 < res["eta"] <= stats.norm.cdf(0.25) - 0.5 + 1e-6
-    assert res["epsilon"] is not None and res["epsilon"] > 0
+    assert res["mip_curve"]["mechanism"]["neighbours"] == "replace_one" and res["exact"] is False
+    # one step of the subsampled Gaussian is less risky than the unsubsampled Gaussian of the same relation
+    assert 0 < res["advantage"] <= 2 * stats.norm.cdf(0.25) - 1 + 1e-6
+    assert 0 < res["eta"] <= stats.norm.cdf(0.5) - 0.5 + 1e-6
+    # two sides within the tolerance
+    assert res["tolerance"] == 1e-4
+    for key in ("eta", "advantage"):
+        assert res[f"{key}_lower"] <= res[key] <= res[f"{key}_lower"] + 1e-4
+    for fpr, v in res["tpr_at_fpr"].items():
+        assert res["tpr_at_fpr_lower"][fpr] <= v <= res["tpr_at_fpr_lower"][fpr] + 1e-4
+    assert res["epsilon"] is not None and res["epsilon_lower"] <= res["epsilon"]
 
 
 def test_risk_human_output(capsys) -> None:
@@ -104,21 +136,37 @@ def test_risk_human_output(capsys) -> None:
     out, _ = capsys.readouterr()
     assert code == 0
     flat = " ".join(out.split())
-    # eta = 1/(1 + e^-1) - 1/2 = 0.2311, accuracy 73.1%
-    assert "right at most 73.1% of the time (MIP eta = 0.2311)" in flat
+    # add/remove (1, 0)-DP: eta = (1 - e^-1) / 2 = 0.3161, accuracy 81.6%
+    assert "right at most 81.6% of the time (MIP eta = 0.3161)" in flat
+    assert "Premise: the guarantee holds for one person's record added to or removed from the data" in flat
     assert flat.count("non-members may be wrongly flagged") == 3
     assert flat.count("without this release") == 3
     assert flat.count("of the people checked is in the data") == 4
     assert "epsilon = 1 at delta = 0" in flat
     assert "MIP eta" in out and "Advantage" in out
-    assert "Certified risk: pure_dp (epsilon=1)" in out
+    assert "Certified risk: pure_dp (epsilon=1; add_remove neighbours)" in flat
+    assert "replace_one" in out and "Lower" not in out  # the relation of every row; exact: one column
 
 
 def test_risk_human_title_shows_derived_parameters(capsys) -> None:
     code = main(["risk", "--gaussian-sigma", "4", "--sensitivity", "2"])
     out, _ = capsys.readouterr()
     assert code == 0
-    assert "Certified risk: gaussian (sigma=4, sensitivity=2, mu=0.5)" in " ".join(out.split())
+    flat = " ".join(out.split())
+    assert "Certified risk: gaussian (sigma=4, sensitivity=2, mu=0.5; add_remove neighbours)" in flat
+
+
+def test_risk_human_output_shows_the_lower_side_of_a_pld(capsys) -> None:
+    code = main(["risk", "--noise-multiplier", "1", "--sample-rate", "0.1", "--steps", "10"])
+    out, _ = capsys.readouterr()
+    assert code == 0 and "Lower" in out and "lower ends are shown beside them" in " ".join(out.split())
+
+
+def test_risk_rho_is_zcdp(capsys) -> None:
+    res = _run_json(capsys, ["--rho", "0.125", "--delta", "1e-5"])
+    assert res["mechanism"] == {"name": "zcdp", "rho": 0.125, "neighbours": "add_remove"}
+    # rho-zCDP with rho = mu^2 / 2 is implied by mu-GDP: the RDP conversion is looser than 0.5-GDP's epsilon
+    assert res["epsilon"] > 0 and res["advantage"] >= 2 * stats.norm.cdf(0.25) - 1 - 1e-9
 
 
 def test_risk_plot(tmp_path, capsys) -> None:
@@ -152,6 +200,9 @@ def test_risk_plot(tmp_path, capsys) -> None:
         ["--epsilon", "1", "--base-rate", "0"],
         ["--epsilon", "1", "--baseline", "2"],
         ["--epsilon", "abc"],
+        ["--epsilon", "1", "--neighbours", "swap"],
+        ["--noise-multiplier", "1", "--sample-rate", "0.1", "--steps", "10", "--tolerance", "0"],
+        ["--rho", "-1"],
     ],
 )
 def test_risk_bad_input_exit_2(capsys, args: list[str]) -> None:

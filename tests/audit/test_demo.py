@@ -28,6 +28,11 @@ def test_demo_fast_writes_report(tmp_path, capsys):
     # the protected trainer carries its certificate, and the audit draws it
     assert after["certificate"]["eta"] == demo["certified_eta"] == 0.1
     assert before["certificate"] is None
+    # ... and says what eta alone allows, its premise and that it is approximate (sigma estimated)
+    assert any("up to 20% of the members with zero false alarms" in line for line in demo["summary"])
+    assert after["certificate"]["exactness"].startswith("approximate")
+    assert "random half of a pool" in after["certificate"]["premise"]
+    assert "approximate certificate" in html and "No attack can lie above" not in html
     # the noisy model cannot be measured clearly above its certificate
     assert after["eta_ci"][0] <= 0.1
     assert 0.5 < payload["test_accuracy_before"] <= 1.0
@@ -73,9 +78,11 @@ def test_workflow_reports_through_callbacks_and_prints_nothing(tmp_path, capsys)
     assert isinstance(res, DemoResult) and res.report == tmp_path / "d" / "report.html"
     # four stages announced; the first is the eps = 1 sentence: eta = tanh(1/2) / 2 (docs/theory.md s. 3)
     assert len(said) == 4 and said[0] == res.summary[0]
-    eta_eps1 = (np.e - 1) / (np.e + 1) / 2
+    # eps = 1 DP under the usual add/remove relation: the MIP game's replacement is a removal and an addition,
+    # eta = (1 - e^-1) / 2 (docs/theory.md sections 1 and 3; replace-one DP would give tanh(1/2) / 2 = 0.231)
+    eta_eps1 = (1 - np.exp(-1.0)) / 2
     assert said[0] == demo_guarantee_sentence(1.0, eta_eps1)
-    assert "73.1%" in said[0] and "0.231" in said[0]
+    assert "81.6%" in said[0] and "0.316" in said[0]
     # each audit reports its 4 fits: (0, 4) first, (4, 4) last
     assert fits.count((0, 4)) == 2 and fits.count((4, 4)) == 2 and all(t == 4 for _, t in fits)
     stored = read_results(tmp_path / "d")

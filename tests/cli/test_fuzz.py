@@ -29,9 +29,6 @@ import pytest
 import mipkit.cli as cli
 
 PYTHON = sys.executable
-XFAIL_FAIL_ABOVE = pytest.mark.xfail(
-    strict=False, reason="--fail-above nan belongs to the audit helpers' commands (issue 10, item 6)"
-)
 
 # Every audit case runs sequentially and quietly, so that a refusal after the fits started stays one line.
 AUDIT = [
@@ -276,7 +273,7 @@ CASES: list[tuple[str, list[str]] | object] = [
     ("audit: address without ray", audit("--address", "auto")),
     ("audit: 0 jobs", audit_with("--n-jobs", "0")),
     ("audit: unknown ltu strategy", audit("--ltu-strategy", "guess")),
-    pytest.param("audit: fail-above nan", audit("--fail-above", "nan"), marks=XFAIL_FAIL_ABOVE),
+    ("audit: fail-above nan", audit("--fail-above", "nan")),
     # -- audit: the run folder
     ("audit: empty --out", audit_with("--out", "")),
     ("audit: blank --out", audit_with("--out", "  ")),
@@ -325,9 +322,7 @@ CASES: list[tuple[str, list[str]] | object] = [
     ("synthetic: empty --out", [*SYNTH, "--out", ""]),
     ("synthetic: --out a file", [*SYNTH, "--out", "model.joblib"]),
     ("synthetic: busy run folder", [*SYNTH, "--out", "busy"]),
-    pytest.param(
-        "synthetic: fail-above nan", [*SYNTH, "--out", "prev", "--fail-above", "nan"], marks=XFAIL_FAIL_ABOVE
-    ),
+    ("synthetic: fail-above nan", [*SYNTH, "--out", "prev", "--fail-above", "nan"]),
     # -- protect (the README's list: eta outside (0, 1/2))
     ("protect: eta 0.7", [*PROTECT, "--eta", "0.7", "--out", "model.joblib"]),
     ("protect: eta 0", [*PROTECT, "--eta", "0", "--out", "model.joblib"]),
@@ -404,6 +399,7 @@ CASES: list[tuple[str, list[str]] | object] = [
     ("report: no results in it", ["report", "no_results"]),
     ("report: unknown kind", ["report", "odd_kind"]),
     ("report: busy run folder", ["report", "busy"]),
+    ("report: damaged scores.parquet", ["report", "damaged"]),
     # -- demo
     ("demo: 0 models", ["demo", "--models", "0", "--out", "prev"]),
     ("demo: 3 models", ["demo", "--models", "3", "--out", "prev"]),
@@ -699,6 +695,10 @@ def sandbox(tmp_path_factory):
     try:
         assert cli.main([*AUDIT, *AUDIT_RUN]) == 0, "the previous run could not be made"
         shutil.copytree(root / "prev", root / "busy")
+        shutil.copytree(root / "prev", root / "damaged")  # a scores.parquet cut short (by an older mipkit)
+        (root / "damaged" / "scores.parquet").write_bytes(
+            (root / "prev" / "scores.parquet").read_bytes()[:999]
+        )
         holder = subprocess.Popen(
             [PYTHON, "-c", HOLDER, str(root / "busy")], stdout=subprocess.PIPE, text=True
         )
@@ -734,3 +734,26 @@ def test_the_case_list_covers_every_command():
     commands = {_name_args(c)[1][0] for c in CASES}
     assert set(cli.COMMANDS) <= commands
     assert len(CASES) >= 150
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["risk", "--epsilon", "1000"],
+        ["risk", "--epsilon", "1e308", "--delta", "0.1"],
+        ["risk", "--laplace-scale", "1e-300"],
+    ],
+)
+def test_extreme_guarantees_are_valid_results(args, capsys):
+    """e^epsilon overflowed from epsilon 710 up; such a guarantee certifies nothing: eta = 1/2."""
+    assert cli.main([*args, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["eta"] == 0.5 and out["advantage"] == 1.0
+
+
+def test_a_plot_is_written_whole_in_the_format_its_name_says(tmp_path, capsys):
+    for name, magic in (("f.png", b"\x89PNG"), ("f.pdf", b"%PDF"), ("f.svg", b"<?xml")):
+        assert cli.main(["risk", "--epsilon", "1", "--json", "--plot", str(tmp_path / name)]) == 0
+        assert (tmp_path / name).read_bytes().startswith(magic)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f.pdf", "f.png", "f.svg"]
+    assert "Figure written to" in capsys.readouterr().err

@@ -59,7 +59,11 @@ def test_heterogeneous_record_matches_direct_composition(relation):
 def test_add_remove_record_equals_mipkit_dpsgd_composition():
     rec = HeterogeneousSubsampledGaussian(groups=((2.0, 0.1, 30), (1.5, 0.1, 20)))
     ours = heterogeneous_curve(rec)
-    mine = tradeoff_curve(Composed([SubsampledGaussian(2.0, 0.1, 30), SubsampledGaussian(1.5, 0.1, 20)]))
+    parts = [
+        SubsampledGaussian(noise_multiplier=2.0, sample_rate=0.1, steps=30),
+        SubsampledGaussian(noise_multiplier=1.5, sample_rate=0.1, steps=20),
+    ]
+    mine = tradeoff_curve(Composed(mechanisms=parts), value_discretization_interval=1e-3)
     assert ours.epsilon_for_delta(1e-5) == pytest.approx(mine.epsilon_for_delta(1e-5), rel=1e-9)
     assert ours.advantage() == pytest.approx(mine.advantage(), rel=1e-9)
 

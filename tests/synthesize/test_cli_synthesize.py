@@ -110,3 +110,32 @@ def test_missing_extra_names_it(table, tmp_path, capsys, monkeypatch):
         code = main([*argv, "--out", str(tmp_path)])
         err = capsys.readouterr().err
         assert code == 2 and err.count("\n") == 1 and "'synth' extra" in err and "pip install" in err
+
+
+def test_audit_synthetic_reads_the_certificate(tmp_path, capsys):
+    from mipkit.synthesize.certificate import certificate_from_dp
+
+    rng = np.random.default_rng(1)
+
+    def tab(n):
+        return pd.DataFrame({"age": rng.integers(18, 80, n), "sex": rng.choice(["F", "M"], n)})
+
+    paths = {}
+    for name, df in (("orig", tab(150)), ("syn", tab(150)), ("hold", tab(100))):
+        paths[name] = tmp_path / f"{name}.csv"
+        df.to_csv(paths[name], index=False)
+    cert = certificate_from_dp(method="mst", epsilon=1.0, delta=1e-5).write(tmp_path / "certificate.json")
+    out = tmp_path / "audit"
+    argv = ["audit-synthetic", "--original", str(paths["orig"]), "--synthetic", str(paths["syn"])]
+    argv += ["--holdout", str(paths["hold"]), "--secret", "sex", "--n-attacks", "40", "--out", str(out)]
+    assert main([*argv, "--certificate", str(cert), "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    certified = res["certified"]
+    assert certified["certified"] and certified["method"] == "mst"
+    assert set(certified["dcr"]["tpr_at_fpr"]) and "sex" in certified["inference"]
+    row = certified["inference"]["sex"]
+    assert row["certified_success"] > row["baseline_precision"]
+    assert json.loads((out / "certified_bounds.json").read_text()) == certified
+    code = main([*argv[:-1], str(tmp_path / "audit2"), "--certificate", str(tmp_path / "missing.json")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and "missing.json" in err

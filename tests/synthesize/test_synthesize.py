@@ -101,9 +101,9 @@ def test_step_noise_centres_and_scales():
 def test_certificate_from_dp_and_round_trip(tmp_path):
     cert = certificate_from_dp(method="mst", epsilon=1.0, delta=1e-5)
     assert cert.epsilon["add_remove"] == pytest.approx(1.0, abs=1e-6)
-    assert cert.epsilon["replace_one"] == pytest.approx(2.0, abs=1e-3)  # group privacy
+    assert cert.epsilon["replace_one"] == pytest.approx(2.0, rel=0.01)  # group privacy (numerical curve)
     assert cert.deltas["replace_one"] == pytest.approx((1 + math.e) * 1e-5)
-    assert cert.advantage == pytest.approx(tradeoff_curve(ApproxDP(1.0, 1e-5)).advantage())
+    assert cert.advantage == pytest.approx(tradeoff_curve(ApproxDP(epsilon=1.0, delta=1e-5)).advantage())
     assert cert.tpr_at_fpr["0.01"] == pytest.approx(1e-5 + math.e * 0.01, rel=1e-6)
     p = cert.write(tmp_path / "certificate.json")
     back = SynthesisCertificate.read(p)
@@ -137,7 +137,7 @@ def test_certified_audit_bounds_flags_violations():
 def test_roc_excess_against_brute_force():
     rng = np.random.default_rng(1)
     members, non = rng.exponential(1.0, 300), rng.exponential(1.3, 400)
-    curve = tradeoff_curve(ApproxDP(0.2, 0.0))
+    curve = tradeoff_curve(ApproxDP(epsilon=0.2, delta=0.0))
     out = certified_roc_excess(curve, members, non)
     best = -1.0
     for t in np.unique(np.concatenate([members, non])):

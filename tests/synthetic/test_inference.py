@@ -90,7 +90,14 @@ def test_attribute_inference_tiny_example():
     syn = orig.copy()
     schema = check_tables(orig, {"synthetic": syn})
     res = attribute_inference(
-        orig, syn, secret="y", schema=schema, n_attacks=100, random_state=1, attacks=("nearest",)
+        orig,
+        syn,
+        secret="y",
+        schema=schema,
+        n_attacks=100,
+        random_state=1,
+        attacks=("nearest",),
+        match_reference_size=False,  # the attacker holds the whole release
     )
     assert res.precision == 1.0
     assert res.attacks["nearest"].coverage == 1.0
@@ -196,7 +203,15 @@ def test_guesses_then_measures_equal_attribute_inference():
     syn = orig.sample(n, replace=True, random_state=2).reset_index(drop=True)
     ctl = orig.sample(80, random_state=5).reset_index(drop=True)
     schema = check_tables(orig, {"synthetic": syn, "control": ctl})
-    kw = {"secret": "age", "schema": schema, "control": ctl, "n_attacks": 60, "tolerance": 0.1, "n_jobs": 1}
+    kw = {
+        "secret": "age",
+        "schema": schema,
+        "control": ctl,
+        "n_attacks": 60,
+        "tolerance": 0.1,
+        "n_jobs": 1,
+        "match_reference_size": False,
+    }
     g = attribute_inference_guesses(orig, syn, random_state=7, **kw)
     assert g.numeric and g.tolerance == pytest.approx(0.1 * (orig["age"].max() - orig["age"].min()))
     assert list(g.attacks) == ["nearest", "model"]
@@ -305,3 +320,29 @@ def test_numeric_tolerance_is_stored_as_a_share():
     d = res.to_dict()
     assert d["tolerance_share"] == 0.1 and "tolerance" not in d
     assert res.tolerance == pytest.approx(0.1 * np.ptp(orig["age"]))
+
+
+def test_attacks_learn_from_as_many_rows_as_the_baseline():
+    # a synthetic table larger than the original without the targets: the attack's reference is a random
+    # subset of that size (a non-memorising generator's extra rows must not count as an improvement)
+    rng = np.random.default_rng(6)
+    orig = pd.DataFrame({"z": rng.permutation(300).astype(float), "y": rng.choice(["a", "b"], 300)})
+    syn = pd.concat([orig] * 3, ignore_index=True)  # 900 rows, each original row three times
+    schema = check_tables(orig, {"synthetic": syn})
+    g = attribute_inference_guesses(
+        orig, syn, secret="y", schema=schema, n_attacks=50, random_state=0, n_jobs=1
+    )
+    # with the full table every target would find its own copy; with 250 of 900 rows most do not
+    full = attribute_inference_guesses(
+        orig,
+        syn,
+        secret="y",
+        schema=schema,
+        n_attacks=50,
+        random_state=0,
+        n_jobs=1,
+        match_reference_size=False,
+    )
+    right = lambda guesses: np.mean(guesses.attacks["nearest"][0] == guesses.truth)  # noqa: E731
+    assert right(full) == 1.0 and right(g) < 1.0
+    np.testing.assert_array_equal(g.rows, full.rows)  # the same targets either way

@@ -102,8 +102,7 @@ def test_audit_of_dp_sgd_models_carries_the_certificate(tmp_path, capsys):
     df = pd.DataFrame(X, columns=["a", "b", "c"])
     df["label"] = (X[:, 0] > 0).astype(int)
     df.to_csv(tmp_path / "d.csv", index=False)
-    params = {"hidden_layer_sizes": [], "epochs": 1, "batch_size": 16, "noise_multiplier": 2.0,
-              "neighbours": "add_remove"}  # fmt: skip
+    params = {"hidden_layer_sizes": [], "epochs": 1, "batch_size": 16, "noise_multiplier": 2.0}
     args = ["audit", "--data", str(tmp_path / "d.csv"), "--target", "label", "--model",
             "mipkit.trainers.DPSGDClassifier", "--params", json.dumps(params), "--models", "4", "--attacks",
             "loss", "--n-jobs", "1", "--no-report", "--out", str(tmp_path / "run"), "--json"]  # fmt: skip
@@ -114,3 +113,31 @@ def test_audit_of_dp_sgd_models_carries_the_certificate(tmp_path, capsys):
     assert 0 < cert["eta"] < 0.5
     saved = json.loads((tmp_path / "run" / "results.json").read_text())
     assert saved["certificate"]["eta"] == cert["eta"]
+    # `certified` (the shape of train-private's; for the game's replace-one relation, the default) and a
+    # verdict per attack against the certified TPR
+    assert cert["relation"] == "replace_one"
+    assert payload["certified"] == saved["certified"] == cert["certified"]
+    assert set(payload["certified"]) >= {"eta", "advantage", "tpr_at_fpr", "epsilon"}
+    by_attack = payload["verdict"]["certificate_by_attack"]
+    assert set(by_attack) == {"loss"} and by_attack["loss"]["verdict"] == "below the certificate"
+    row = by_attack["loss"]["tpr_at_fpr"]["0.1"]
+    assert row["certified_tpr"] == pytest.approx(payload["certified"]["tpr_at_fpr"]["0.1"], rel=1e-6)
+    assert row["lower_end"] <= row["certified_tpr"]
+
+
+def test_a_measurement_above_the_certificate_is_a_violation():
+    """Judged on the lower end of the measured interval, FPR by FPR."""
+    from mipkit.workflows.certified_verdicts import certificate_by_attack
+
+    stats = {"attacks": {
+        "lira": {"tpr_at_fpr": {"0.01": {"tpr": 0.08, "tpr_ci_simultaneous": [0.06, 0.10]},
+                                "0.1": {"tpr": 0.2, "tpr_ci_simultaneous": [0.15, 0.25]}}},
+        "loss": {"tpr_at_fpr": {"0.01": {"tpr": 0.06, "tpr_ci_simultaneous": [0.04, 0.08]}}},
+    }}  # fmt: skip
+    cert = {"tpr_bound": {"0.01": 0.05, "0.1": 0.3}}
+    out = certificate_by_attack(stats, cert)
+    assert (
+        out["lira"]["verdict"] == "violation" and out["lira"]["tpr_at_fpr"]["0.1"]["verdict"] != "violation"
+    )
+    assert out["loss"]["verdict"] == "below the certificate"  # point estimate above, lower end below
+    assert certificate_by_attack(stats, None) is None

@@ -301,10 +301,8 @@ def step_loss_scale(mechanism: Mechanism) -> float:
 
 
 def initial_grid(mechanism: Mechanism) -> float:
-    """First grid of the refinement: ``1e-3`` for DP-SGD (at most a quarter of one step's loss scale, so
-    that a step spans a few grid points), ``1e-4`` otherwise."""
-    if not _holds_dpsgd(mechanism):
-        return 1e-4
+    """First grid of the refinement: ``1e-3``, and for DP-SGD at most a quarter of one step's loss scale
+    (so that a step spans a few grid points)."""
     return float(min(1e-3, max(step_loss_scale(mechanism) / 4.0, 1e-8)))
 
 

@@ -54,6 +54,9 @@ __all__ = [
 #: Float allowance of a computed ``delta``: relative and absolute (the vectorised profiles agree with
 #: ``dp_accounting``'s to a relative 3e-11 on the tests' grids).
 _MARGIN_REL, _MARGIN_ABS = 1e-9, 1e-15
+#: Smallest step in ``c = e^eps`` between two atoms of the optimistic pmf (the slopes of the profile are
+#: differences of numbers near 1 divided by the step: float rounding stays below 1e-9 of a slope).
+_MIN_STEP = 1e-6
 
 DeltaFn = Callable[[np.ndarray], np.ndarray]
 
@@ -234,6 +237,23 @@ def _lower_hull_indices(x: np.ndarray, y: np.ndarray) -> np.ndarray:
     return idx
 
 
+def _kink_indices(k_lo: int, k_hi: int, d: float) -> np.ndarray:
+    """Grid indices that may carry mass: every one where ``c = e^{k d}`` steps by at least ``_MIN_STEP``, and
+    below that a subset spaced ``_MIN_STEP`` apart in ``c`` (there the steps ``c d`` are too small for the
+    slopes of the profile to be read from float differences; the losses are very negative, the mass of ``P``
+    there at most ``c``)."""
+    k = np.arange(k_lo, k_hi + 1)
+    threshold = _MIN_STEP / math.expm1(d)
+    fine = k[np.exp(k * d) >= threshold]
+    if fine.size == k.size:
+        return k
+    top = float(np.exp(fine[0] * d)) if fine.size else math.exp(k_hi * d)
+    steps = np.arange(1, int(top / _MIN_STEP))
+    coarse = np.floor(np.log(top - steps * _MIN_STEP) / d).astype(np.int64)
+    coarse = coarse[coarse >= k_lo]
+    return np.unique(np.concatenate([[k_lo], coarse, fine]))
+
+
 def optimistic_pmf(
     delta_fn: DeltaFn, k_lo: int, k_hi: int, d: float, q_at_least_lo: float
 ) -> pld_pmf.DensePLDPmf:
@@ -257,7 +277,7 @@ def optimistic_pmf(
     q_at_least_lo : float
         A lower bound on ``Q(L >= k_lo d)`` (1 when no loss lies below).
     """
-    k = np.arange(k_lo, k_hi + 1)
+    k = _kink_indices(k_lo, k_hi, d)
     c = np.exp(k * d)
     dl = np.asarray(delta_fn(k * d), dtype=float)
     cm = 0.5 * (c[:-1] + c[1:])
@@ -275,7 +295,7 @@ def optimistic_pmf(
     v = v[: last + 1].copy()
     cc = c[: last + 1]
     v[-1] = 0.0
-    probs = np.zeros(last + 1)
+    probs = np.zeros(k_hi - k_lo + 1)
     if last >= 1:
         allowed = min(max(q_at_least_lo - _MARGIN_ABS, 0.0), 1.0)
         for _ in range(64):  # lower the first point until the first slope is at most the mass allowed
@@ -294,5 +314,5 @@ def optimistic_pmf(
         total = float(h.sum())
         if total > 1.0:
             h /= total
-        probs[idx] = h * x
+        probs[k[idx] - k_lo] = h * x
     return pld_pmf.DensePLDPmf(d, k_lo, probs, 0.0, False)

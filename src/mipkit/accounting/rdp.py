@@ -84,7 +84,7 @@ class RDPCurve(TradeoffCurve):
         grid = self.eps_grid
         if grid is None:
             top = float(np.min(values)) + 60.0 + float(np.max(np.log(orders)))
-            grid = np.unique(np.concatenate([[0.0], np.logspace(-6, math.log10(max(top, 1.0)), 2000)]))
+            grid = np.unique(np.concatenate([[0.0], np.logspace(-6, math.log10(max(top, 1.0)), 800)]))
         delta = rdp_delta(orders, values, grid)
         keep = delta > 0.0
         keep[0] = True
@@ -106,6 +106,47 @@ class RDPCurve(TradeoffCurve):
 
     def f(self, alpha: float | np.ndarray) -> np.ndarray:
         return 1.0 - self.tpr(alpha)
+
+    def conversion_delta(self, epsilon: float) -> float:
+        """The conversion's ``delta(eps)`` (module docstring)."""
+        return float(rdp_delta(*rdp_of(self.mechanism), np.asarray([float(epsilon)]))[0])
+
+    def delta_for_epsilon(self, epsilon: float) -> float:
+        """The smaller of the conversion's ``delta(eps)`` and the curve's own profile (both valid: the curve
+        is the convex envelope of the conversion's lines, which can be tighter where ``delta(eps)`` of the
+        conversion is not convex in ``e^eps``)."""
+        from mipkit._validation import check_epsilon
+
+        e = check_epsilon(epsilon, owner="RDPCurve.delta_for_epsilon")
+        return float(min(self.conversion_delta(e), super().delta_for_epsilon(e)))
+
+    def advantage(self) -> float:
+        """``delta(0)``: the largest TPR - FPR (:meth:`delta_for_epsilon` at 0)."""
+        return self.delta_for_epsilon(0.0)
+
+    def epsilon_for_delta(self, delta: float) -> float:
+        """Smallest ``eps`` whose conversion ``delta(eps) <= delta`` (bisection; ``inf`` if none): the epsilon
+        ``dp_accounting``'s and Opacus's RDP accountants report."""
+        from mipkit._validation import check_delta
+
+        d = check_delta(delta, owner="RDPCurve.epsilon_for_delta")
+        orders, values = rdp_of(self.mechanism)
+        if rdp_delta(orders, values, np.asarray([0.0]))[0] <= d:
+            return 0.0
+        lo, hi = 0.0, 1.0
+        while rdp_delta(orders, values, np.asarray([hi]))[0] > d:
+            lo, hi = hi, 2.0 * hi
+            if hi > 1e6:
+                return math.inf
+        for _ in range(100):
+            mid = 0.5 * (lo + hi)
+            if rdp_delta(orders, values, np.asarray([mid]))[0] <= d:
+                hi = mid
+            else:
+                lo = mid
+            if hi - lo <= 1e-12 * max(1.0, hi):
+                break
+        return float(hi)
 
     def describe(self) -> dict:
         return {

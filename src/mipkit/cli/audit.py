@@ -135,6 +135,7 @@ def json_view(results: dict, run_dir: Path) -> dict:
         "balanced_accuracy": results["balanced_accuracy"],
         "attacks": attacks,
         "certificate": results.get("certificate"),
+        "certified": results.get("certified"),
         "utility": results.get("utility"),
         "game": results.get("game"),
         "verdict": results.get("verdict"),

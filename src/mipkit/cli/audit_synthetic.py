@@ -45,13 +45,15 @@ def _check_policy(fail_above: float | None, fail_metric: str) -> tuple[float | N
     return fail_above, fail_metric
 
 
-def _check_attacks(text: str) -> tuple[str, ...]:
-    """``--attacks``: a comma list of nearest and model."""
+def _check_list(flag: str, text: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
+    """A comma list of some of ``allowed`` (``--attacks``, ``--checks``)."""
     from mipkit._validation import MipkitValueError
 
     items = tuple(dict.fromkeys(a.strip() for a in str(text).split(",") if a.strip()))
-    if not items or any(a not in ("nearest", "model") for a in items):
-        raise MipkitValueError(f"--attacks must list nearest and/or model (comma-separated). Got {text!r}.")
+    if not items or any(a not in allowed for a in items):
+        raise MipkitValueError(
+            f"{flag} must list some of {', '.join(allowed)} (comma-separated). Got {text!r}."
+        )
     return items
 
 
@@ -107,6 +109,9 @@ def register(app: typer.Typer) -> None:
             help="Metric of the policy: privacy_loss (NNAA), dcr_auc or inference_pi (like-for-like, "
             "corrected for the number of secrets and attacks).",
         ),
+        checks: str = typer.Option(
+            "nnaa,dcr,inference", "--checks", help="Parts of the audit to run: nnaa, dcr, inference."
+        ),
         attacks: str = typer.Option(
             "nearest,model", "--attacks", help="Attribute-inference attacks: nearest, model or both."
         ),
@@ -120,6 +125,11 @@ def register(app: typer.Typer) -> None:
             False,
             "--include-data-summary",
             help="Also write the original's numeric minimum and range to results.json (real values).",
+        ),
+        certificate: str = typer.Option(
+            None,
+            "--certificate",
+            help="The synthesizer's certificate.json: certified bounds beside the measured ones.",
         ),
     ) -> None:
         """Audit synthetic data: NNAA privacy loss, DCR attack, attribute inference vs non-member baseline."""
@@ -146,7 +156,13 @@ def register(app: typer.Typer) -> None:
         if not 0 <= tolerance <= 1:
             raise MipkitValueError(f"--tolerance must be in [0, 1]. Got {tolerance}.")
         policy = _check_policy(fail_above, fail_metric)
-        attack_list = _check_attacks(attacks)
+        attack_list = _check_list("--attacks", attacks, ("nearest", "model"))
+        check_list = _check_list("--checks", checks, ("nnaa", "dcr", "inference"))
+        cert = None
+        if certificate:  # read first: a bad file fails before the audit runs
+            from mipkit.synthesize.certificate import SynthesisCertificate
+
+            cert = SynthesisCertificate.read(certificate)
         tables = {
             "original": read_table(original),
             "synthetic": read_table(synthetic),
@@ -181,6 +197,7 @@ def register(app: typer.Typer) -> None:
                 metric=metric,
                 max_nnaa_rows=max_nnaa_rows,
                 max_dcr_rows=max_dcr_rows,
+                checks=check_list,
                 attacks=attack_list,
                 non_member_baseline=non_member_baseline,
                 fail_above=policy[0],
@@ -192,10 +209,18 @@ def register(app: typer.Typer) -> None:
                 progress=factory,
             )
         run_dir = result.write(out)
+        certified = None
+        if cert is not None:  # writes run_dir/certified_bounds.json
+            from mipkit.synthesize.audit_bounds import audit_with_certificate, certified_lines
+
+            certified = audit_with_certificate(cert, result, run_dir)
         if as_json:
-            typer.echo(json.dumps({**result.summary(), "run_dir": str(run_dir)}))
+            extra = {} if certified is None else {"certified": certified}
+            typer.echo(json.dumps({**result.summary(), "run_dir": str(run_dir), **extra}))
         else:
             _print_human(result, run_dir)
+            for line in certified_lines(certified) if certified is not None else []:
+                typer.echo(f"- {line}")
         verdict = result.verdict
         if verdict["status"] == "finding":
             typer.echo(

@@ -2,10 +2,11 @@
 
 ``mipkit calibrate --mechanism gaussian|laplace|dpsgd [--sample-rate Q --steps T] [--sensitivity L]
 --target eta|advantage|tpr-at-fpr|success|precision|epsilon --value V [--fpr A] [--baseline B]
-[--base-rate P --recall R] [--delta D] [--json]``. The flags become a mechanism family and a target
-(:func:`mipkit.accounting.calibrate`); prints a table and a plain sentence
-(:func:`mipkit.report.plain_language.calibration_sentence`), or with ``--json`` one object:
-:meth:`mipkit.accounting.calibration.Calibration.to_dict` (``"mechanism"``: the calibrated record).
+[--base-rate P --recall R] [--delta D] [--neighbours add_remove|replace_one] [--tolerance F] [--json]``.
+The flags become a mechanism family and a target (:func:`mipkit.accounting.calibrate`); prints a table and a
+plain sentence (:func:`mipkit.report.plain_language.calibration_sentence`), or with ``--json`` one object:
+:meth:`mipkit.accounting.calibration.Calibration.to_dict` (``"mechanism"``: the calibrated record;
+``"noise_lower"``, ``"minimal"``, ``"tolerance"``: how close to the least safe noise it is proved to be).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from mipkit._validation import MipkitValueError, check_choice
+from mipkit._validation import MipkitValueError, check_choice, check_interval
 
 if TYPE_CHECKING:
     from mipkit.accounting.calibration import Calibration, MechanismFamily
@@ -75,10 +76,12 @@ def family_from_flags(mechanism: str, given: dict[str, Any]) -> MechanismFamily:
     :func:`_check_options` first)."""
     from mipkit.accounting.calibration import dpsgd_family, gaussian_family, laplace_family
 
+    rel = given.get("neighbours") or "add_remove"
     if mechanism == "dpsgd":
-        return dpsgd_family(given["sample_rate"], given["steps"])
+        return dpsgd_family(given["sample_rate"], given["steps"], neighbours=rel)
     sens = 1.0 if given.get("sensitivity") is None else given["sensitivity"]
-    return gaussian_family(sens) if mechanism == "gaussian" else laplace_family(sens)
+    family = gaussian_family if mechanism == "gaussian" else laplace_family
+    return family(sens, neighbours=rel)
 
 
 def _print_human(result: Calibration, mechanism: str) -> None:
@@ -96,8 +99,15 @@ def _print_human(result: Calibration, mechanism: str) -> None:
     for key in ("fpr", "baseline", "base_rate", "recall", "delta", "sensitivity", "sample_rate", "steps"):
         if key in result.details:
             table.add_row(f"  {key}", f"{result.details[key]:g}")
-    table.add_row("Risk at this noise (search)", format_risk(result.achieved, result.target_value))
-    table.add_row("Risk re-checked (fine / exact)", format_risk(result.achieved_fine, result.target_value))
+    table.add_row("Neighbours of the risk", str(result.neighbours))
+    table.add_row("Risk at this noise (certified)", format_risk(result.achieved_fine, result.target_value))
+    if result.achieved_lower is not None and result.achieved_lower != result.achieved_fine:
+        table.add_row("Risk at this noise (lower end)", f"{result.achieved_lower:.6g}")
+    if result.tolerance is not None:
+        proved = "yes" if result.minimal else "no (cost cap reached)"
+        table.add_row(f"Least safe noise, within {100 * result.tolerance:.2g}%", proved)
+        if result.noise_lower is not None:
+            table.add_row("Unsafe below", f"{result.noise_lower:.6g}")
     table.add_row("Converged", "yes" if result.converged else "no")
     table.add_row("Time", f"{result.seconds:.2f} s")
     console.print(table)
@@ -122,6 +132,15 @@ def calibrate_command(
     ),
     recall: float | None = typer.Option(None, "--recall", help="Recall for --target precision."),
     delta: float | None = typer.Option(None, "--delta", help="Delta for --target epsilon."),
+    neighbours: str = typer.Option(
+        "add_remove",
+        "--neighbours",
+        help="Relation the sensitivity / accounting is for: add_remove or replace_one (eta always uses "
+        "replace_one, the membership game's).",
+    ),
+    tolerance: float = typer.Option(
+        0.005, "--tolerance", help="DP-SGD: relative distance allowed to the least safe noise."
+    ),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
 ) -> None:
     """Calibrate: find the smallest noise whose certified risk meets a target."""
@@ -139,6 +158,9 @@ def calibrate_command(
         "delta": delta,
     }
     _check_options(mechanism, target, given)
+    check_choice("neighbours", neighbours, ("add_remove", "replace_one"), owner=OWNER)
+    tol = check_interval("tolerance", tolerance, 0.0, 0.5, owner=OWNER)
+    given["neighbours"] = neighbours
     from mipkit.accounting.calibration import calibrate
     from mipkit.accounting.targets import target_from_dict
 
@@ -150,9 +172,9 @@ def calibrate_command(
         from rich.console import Console
 
         with Console(stderr=True).status("Calibrating the DP-SGD noise multiplier..."):
-            result = calibrate(family, risk_target)
+            result = calibrate(family, risk_target, tolerance=tol)
     else:
-        result = calibrate(family, risk_target)
+        result = calibrate(family, risk_target, tolerance=tol)
     if json_output:
         typer.echo(json.dumps(result.to_dict(), allow_nan=False))
     else:

@@ -41,7 +41,7 @@ class Limit:
 LIMITS: dict[str, Limit] = {
     "models": Limit(1024, 10**6, "each model is a full fit and its outputs are kept in memory"),
     "targets": Limit(None, 10**6, "each target model is attacked with all the others"),
-    "steps": Limit(None, 10**8, "the accountant's memory and time grow with the number of steps"),
+    "steps": Limit(None, 10**6, "the accountant's memory and time grow with the number of steps"),
     "fits": Limit(None, 10**6, "each is a full fit of the model"),
     "rows": Limit(None, 10**8, "the rows are held in memory"),
 }

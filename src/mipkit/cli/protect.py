@@ -3,7 +3,7 @@
 ``protect`` trains the model on the table, adds noise calibrated to MIP ``eta`` (:class:`MIPNoise`), saves
 the noisy model with joblib and prints the certificate. ``audit-noise`` plays the MIP game against the same
 mechanism on the table (the table is the pool ``D``; each round releases a model trained on a random half)
-with the Bayes-optimal attacker (:func:`mipkit.workflows.audit_noise.audit_noise_wrapper`), and prints the
+with the Bayes-optimal attacker (:func:`mipkit.workflows.audit_noise.audit_noise`), and prints the
 measured accuracy with its interval next to ``1/2 + eta``. NumPy, scikit-learn, Rich and the library are
 imported inside the commands, so that ``mipkit --help`` stays fast.
 """
@@ -199,7 +199,7 @@ def audit_noise(
     from mipkit._validation import check_positive_int
     from mipkit.cli.options import allow_models, check_count
     from mipkit.mechanisms.mip_noise import load_estimator
-    from mipkit.workflows.audit_noise import audit_noise_wrapper
+    from mipkit.workflows.audit_noise import audit_noise as play_audit_noise
 
     allow_models(None, allow_model)
     check_count("--n-reference", n_reference, kind="fits", minimum=None)
@@ -212,7 +212,7 @@ def audit_noise(
     check_count("--n-targets", n_targets, kind="rows", maximum=ds.X.shape[0])  # at most one per record
     ctx, advance = _progress(n_reference + n_releases, quiet=False)
     with ctx:
-        result, cert = audit_noise_wrapper(
+        result, cert, intervals = play_audit_noise(
             estimator,
             ds.X,
             ds.y,
@@ -231,7 +231,8 @@ def audit_noise(
         )
     game = result.to_dict()
     if json_output:
-        typer.echo(json.dumps({"game": game, "certificate": cert.to_dict(), "model": model}, allow_nan=False))
+        payload = {"game": game, "certificate": cert.to_dict(), "model": model, "intervals": intervals}
+        typer.echo(json.dumps(payload, allow_nan=False))
         return
     from rich.console import Console
     from rich.table import Table
@@ -263,6 +264,16 @@ def audit_noise(
     console.print(
         f"- Measured accuracy {game['accuracy']:.4f} (95% CI {game['ci'][0]:.4f} - {game['ci'][1]:.4f}) is "
         f"{verdict} the bound 1/2 + eta = {game['accuracy_bound']:.4f}; posterior: {game['posterior']}.",
+        highlight=False,
+    )
+    lo, hi = intervals["accuracy_ci"]
+    console.print(
+        f"- Allowing for guesses that share a release or a target (cluster bootstrap over releases and "
+        f"targets, "
+        f"design effect {intervals['design_effect']:.2f}): 95% CI {lo:.4f} - {hi:.4f}, "
+        f"{intervals['verdict']} 1/2 + eta"
+        + ("" if intervals["certificate_exact"] else " (an approximate certificate: sigma was estimated)")
+        + ". The Clopper-Pearson interval above treats every guess as independent and is too narrow.",
         highlight=False,
     )
 

@@ -28,6 +28,24 @@ def check_results(results: dict, run_dir: Path) -> None:
         )
 
 
+def _rebuild(rebuild_report, folder: Path) -> Path:
+    """``rebuild_report(folder)``, with a damaged data file of the run (a truncated ``scores.parquet`` left
+    by an older mipkit, say) refused in one line rather than reported as a bug."""
+    from mipkit._validation import MipkitValueError
+
+    try:
+        return rebuild_report(folder)
+    except MipkitValueError:
+        raise
+    except Exception as err:
+        if type(err).__module__.split(".")[0] not in ("pyarrow", "pandas", "json"):
+            raise
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise MipkitValueError(
+            f"A file of the run folder {folder} is damaged ({first}); run the command again to rewrite it."
+        ) from None
+
+
 def register(app: typer.Typer) -> None:
     @app.command("report")
     def report(
@@ -42,7 +60,7 @@ def register(app: typer.Typer) -> None:
         results = read_results(folder)  # a folder without results.json is refused before it is locked
         hold_run_folder(folder, "RUN_DIR")  # no run is writing it while the report is rebuilt
         check_results(results, folder)
-        path = rebuild_report(folder)
+        path = _rebuild(rebuild_report, folder)
         if as_json:
             typer.echo(json.dumps({"report": str(path), "kind": results["kind"]}))
         else:

@@ -1,11 +1,14 @@
 """``mipkit risk``: turn a privacy guarantee into the risks people can act on.
 
-One mechanism per call: ``--epsilon E [--delta D]``, ``--mu M``, ``--gaussian-sigma S [--sensitivity L]``,
-``--laplace-scale B [--sensitivity L]`` or ``--noise-multiplier Z --sample-rate Q --steps T``. The flags
-become a mechanism record (:mod:`mipkit.accounting.mechanisms`) and
-:func:`~mipkit.accounting.tradeoff_curve` its curve. Prints a table and plain sentences
-(:mod:`mipkit.report.plain_language`), or with ``--json`` one object:
-:func:`mipkit.accounting.risk.risk_profile` plus ``mechanism`` (the record's ``to_dict()``).
+One mechanism per call: ``--epsilon E [--delta D]``, ``--mu M``, ``--rho R`` (zCDP),
+``--gaussian-sigma S [--sensitivity L]``, ``--laplace-scale B [--sensitivity L]`` or ``--noise-multiplier Z
+--sample-rate Q --steps T``; ``--neighbours`` states the relation the guarantee holds for (default
+``add_remove``; the premise is printed with every answer). The flags become a mechanism record
+(:mod:`mipkit.accounting.mechanisms`) and :func:`~mipkit.accounting.tradeoff_curve` its curve, two-sided to
+``--tolerance`` for DP-SGD. Prints a table (risk, relation, bound and, for a PLD, its lower end) and plain
+sentences (:mod:`mipkit.report.plain_language`), or with ``--json`` one object:
+:func:`mipkit.accounting.risk_profile` (each risk with ``<key>_lower`` and ``relation_of``) plus
+``mechanism`` (the record's ``to_dict()``).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from mipkit._validation import MipkitValueError, check_delta, check_interval
+from mipkit._validation import MipkitValueError, check_choice, check_delta, check_interval
 
 if TYPE_CHECKING:  # the records import nothing heavy, but the package they live in may
     from mipkit.accounting.mechanisms import Mechanism
@@ -25,7 +28,7 @@ OWNER = "mipkit risk"
 DEFAULT_FPRS = (0.001, 0.01, 0.1)
 DEFAULT_BASE_RATES = (0.5, 1 / 11, 1 / 101, 1 / 1001)
 MECHANISM_HELP = (
-    "--epsilon [--delta], --mu, --gaussian-sigma [--sensitivity], --laplace-scale [--sensitivity], "
+    "--epsilon [--delta], --mu, --rho, --gaussian-sigma [--sensitivity], --laplace-scale [--sensitivity], "
     "or --noise-multiplier with --sample-rate and --steps"
 )
 
@@ -41,17 +44,21 @@ def mechanism_from_flags(
     noise_multiplier: float | None = None,
     sample_rate: float | None = None,
     steps: int | None = None,
+    rho: float | None = None,
+    neighbours: str = "add_remove",
 ) -> tuple[Mechanism, float | None]:
     """The mechanism record of exactly one mechanism given by the ``mipkit risk`` flags.
 
     ``--epsilon E`` is ``PureDP(E)``, with ``--delta D`` ``ApproxDP(E, D)``; ``--mu`` is ``GDP``;
-    ``--gaussian-sigma`` / ``--laplace-scale`` the Gaussian / Laplace mechanism (``--sensitivity``, default
-    1); the three DP-SGD flags ``SubsampledGaussian``. Returns ``(record, report_delta)``, the delta at
-    which to report an epsilon (``None``: none asked for). Raises :class:`MipkitValueError` unless exactly
-    one mechanism is given; the records validate their parameters.
+    ``--rho`` ``ZCDP``; ``--gaussian-sigma`` / ``--laplace-scale`` the Gaussian / Laplace mechanism
+    (``--sensitivity``, default 1); the three DP-SGD flags ``SubsampledGaussian``. Every record states
+    ``neighbours``. Returns ``(record, report_delta)``, the delta at which to report an epsilon (``None``:
+    none asked for). Raises :class:`MipkitValueError` unless exactly one mechanism is given; the records
+    validate their parameters.
     """
     from mipkit.accounting.mechanisms import (
         GDP,
+        ZCDP,
         ApproxDP,
         GaussianMechanism,
         LaplaceMechanism,
@@ -59,9 +66,11 @@ def mechanism_from_flags(
         SubsampledGaussian,
     )
 
+    rel = {"neighbours": neighbours}
     given = {
         "--epsilon": epsilon is not None,
         "--mu": mu is not None,
+        "--rho": rho is not None,
         "--gaussian-sigma": gaussian_sigma is not None,
         "--laplace-scale": laplace_scale is not None,
         "--noise-multiplier": any(v is not None for v in (noise_multiplier, sample_rate, steps)),
@@ -79,14 +88,16 @@ def mechanism_from_flags(
     sens = 1.0 if sensitivity is None else sensitivity
     report_delta = None if delta is None else check_delta(delta, owner=OWNER)
     if kind == "--epsilon":
-        record = PureDP(epsilon) if report_delta is None else ApproxDP(epsilon, report_delta)
+        record = PureDP(epsilon, **rel) if report_delta is None else ApproxDP(epsilon, report_delta, **rel)
         return record, 0.0 if report_delta is None else report_delta
     if kind == "--mu":
-        return GDP(mu), report_delta
+        return GDP(mu, **rel), report_delta
+    if kind == "--rho":
+        return ZCDP(rho, **rel), report_delta
     if kind == "--gaussian-sigma":
-        return GaussianMechanism(gaussian_sigma, sens), report_delta
+        return GaussianMechanism(gaussian_sigma, sens, **rel), report_delta
     if kind == "--laplace-scale":
-        return LaplaceMechanism(laplace_scale, sens), report_delta
+        return LaplaceMechanism(laplace_scale, sens, **rel), report_delta
     missing = [
         flag
         for flag, v in (
@@ -100,38 +111,67 @@ def mechanism_from_flags(
         raise MipkitValueError(
             f"DP-SGD needs --noise-multiplier, --sample-rate and --steps; missing {', '.join(missing)}."
         )
-    return SubsampledGaussian(noise_multiplier, sample_rate, steps), report_delta
+    return SubsampledGaussian(noise_multiplier, sample_rate, steps, **rel), report_delta
+
+
+def _rows(profile: dict) -> list[tuple[str, str, float | None, float | None, str]]:
+    """``(label, relation, bound, lower, format)`` for every row of the table."""
+    from mipkit.report.plain_language import skew
+
+    rel = profile["relations"]
+    mip, mem = rel["mip_game"], rel["membership"]
+    rows = [
+        ("MIP accuracy (1/2 + eta)", mip, profile["accuracy"], profile["accuracy_lower"], ".4f"),
+        ("MIP eta", mip, profile["eta"], profile["eta_lower"], ".4f"),
+        ("Advantage (max TPR - FPR)", mem, profile["advantage"], profile["advantage_lower"], ".4f"),
+    ]
+    for key, v in profile["tpr_at_fpr"].items():
+        rows.append((f"TPR at FPR {key}", mem, v, profile["tpr_at_fpr_lower"][key], ".4g"))
+    for key, v in profile["success_bound"].items():
+        rows.append((f"Success at baseline {key}", mem, v, profile["success_bound_lower"][key], ".4g"))
+    for key, by_recall in profile["precision_at_base_rate"].items():
+        for r, p in by_recall.items():
+            low = profile["precision_at_base_rate_lower"][key][r]
+            rows.append((f"Precision, {skew(float(key))}, recall {r}", mem, p, low, ".4g"))
+    if "epsilon" in profile:
+        rows.append(
+            (
+                f"Epsilon at delta {profile['delta']:g}",
+                mem,
+                profile["epsilon"],
+                profile["epsilon_lower"],
+                ".4g",
+            )
+        )
+    return rows
 
 
 def _print_human(profile: dict, mechanism: dict) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from mipkit.report.plain_language import risk_sentences, skew
+    from mipkit.report.plain_language import risk_sentences
 
     console = Console()
     # the record's parameters, then what the curve derives from them (mu of a Gaussian, epsilon of a Laplace)
     derived = {
         k: profile["curve"][k] for k in ("mu", "epsilon") if k in profile["curve"] and k not in mechanism
     }
-    shown = {k: v for k, v in mechanism.items() if k != "name"} | derived
+    shown = {k: v for k, v in mechanism.items() if k not in ("name", "neighbours")} | derived
     params = ", ".join(f"{k}={v:g}" for k, v in shown.items())
-    table = Table(title=f"Certified risk: {mechanism['name']} ({params})", title_justify="left")
+    title = f"Certified risk: {mechanism['name']} ({params}; {mechanism['neighbours']} neighbours)"
+    table = Table(title=title, title_justify="left")
     table.add_column("Risk", style="bold")
+    table.add_column("Neighbours")
     table.add_column("Bound", justify="right")
-    table.add_row("MIP accuracy (1/2 + eta)", f"{profile['accuracy']:.4f}")
-    table.add_row("MIP eta", f"{profile['eta']:.4f}")
-    table.add_row("Advantage (max TPR - FPR)", f"{profile['advantage']:.4f}")
-    for key, v in profile["tpr_at_fpr"].items():
-        table.add_row(f"TPR at FPR {key}", f"{v:.4g}")
-    for key, v in profile["success_bound"].items():
-        table.add_row(f"Success at baseline {key}", f"{v:.4g}")
-    for key, by_recall in profile["precision_at_base_rate"].items():
-        for r, p in by_recall.items():
-            table.add_row(f"Precision, {skew(float(key))}, recall {r}", f"{p:.4g}")
-    if "epsilon" in profile:
-        eps = "none (infinite)" if profile["epsilon"] is None else f"{profile['epsilon']:.4g}"
-        table.add_row(f"Epsilon at delta {profile['delta']:g}", eps)
+    two_sided = not profile["exact"]
+    if two_sided:
+        table.add_column("Lower", justify="right")
+    for label, rel, bound, lower, fmt in _rows(profile):
+        cells = [label, rel, "none (infinite)" if bound is None else format(bound, fmt)]
+        if two_sided:
+            cells.append("none (infinite)" if lower is None else format(lower, fmt))
+        table.add_row(*cells)
     console.print(table)
     for line in risk_sentences(profile):
         console.print("- " + line, highlight=False)
@@ -143,6 +183,7 @@ def risk(
         None, "--delta", help="With --epsilon: the DP delta. Otherwise: report the epsilon at this delta."
     ),
     mu: float | None = typer.Option(None, "--mu", help="mu-GDP guarantee."),
+    rho: float | None = typer.Option(None, "--rho", help="rho-zCDP guarantee."),
     gaussian_sigma: float | None = typer.Option(
         None, "--gaussian-sigma", help="Gaussian mechanism noise std."
     ),
@@ -164,6 +205,14 @@ def risk(
     base_rate: list[float] | None = typer.Option(
         None, "--base-rate", help="Member fraction to report precision at (repeatable)."
     ),
+    neighbours: str = typer.Option(
+        "add_remove",
+        "--neighbours",
+        help="Relation the guarantee holds for: add_remove (one record added or removed) or replace_one.",
+    ),
+    tolerance: float = typer.Option(
+        1e-4, "--tolerance", help="Largest gap between the two sides of a DP-SGD risk (PLD accounting)."
+    ),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
     plot: Path | None = typer.Option(None, "--plot", help="Write the trade-off / precision figure (PNG)."),
 ) -> None:
@@ -176,8 +225,11 @@ def risk(
     fprs = tuple(fpr) if fpr else DEFAULT_FPRS
     for a in fprs:
         check_interval("fpr", a, 0.0, 1.0, owner=OWNER)
+    check_choice("neighbours", neighbours, ("add_remove", "replace_one"), owner=OWNER)
+    tol = check_interval("tolerance", tolerance, 0.0, 1.0, owner=OWNER)
     from mipkit.accounting.curves import tradeoff_curve
-    from mipkit.accounting.risk import DEFAULT_BASELINES, DEFAULT_RECALLS, risk_profile
+    from mipkit.accounting.profile import risk_profile
+    from mipkit.accounting.risk import DEFAULT_BASELINES, DEFAULT_RECALLS
 
     baselines = tuple(baseline) if baseline else DEFAULT_BASELINES
     for b in baselines:
@@ -195,8 +247,10 @@ def risk(
         noise_multiplier=noise_multiplier,
         sample_rate=sample_rate,
         steps=steps,
+        rho=rho,
+        neighbours=neighbours,
     )
-    curve = tradeoff_curve(mechanism)
+    curve = tradeoff_curve(mechanism, tolerance=tol)
     profile = risk_profile(
         curve, fprs=fprs, baselines=baselines, base_rates=rates, recalls=DEFAULT_RECALLS, delta=report_delta
     )

@@ -96,7 +96,7 @@ def _print_human(d: dict) -> None:
     table.add_row(f"Certified epsilon (delta {c['delta']:g})", f"{c['epsilon']:.4g}")
     table.add_row("Held-out accuracy", f"{d['test_accuracy']:.4f} (majority {d['majority_rate']:.4f})")
     console.print(table)
-    console.print(escape(f"Neighbours: {d['neighbours'].replace('_', '-')} ({d['premise']})."))
+    console.print(escape(f"Neighbours: {d['neighbours'].replace('_', '-')}, {d['premise']}."))
     if d.get("run_dir"):
         console.print(escape(f"Run folder: {d['run_dir']}"))
 

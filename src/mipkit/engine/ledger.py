@@ -117,6 +117,27 @@ def make_run_key(
     return h.hexdigest()
 
 
+_IO_ERRORS = {
+    "full": errno.ENOSPC,
+    "disk i/o": errno.EIO,
+    "readonly": errno.EROFS,
+    "unable to open": errno.EACCES,
+}
+
+
+def _is_io_error(exc: sqlite3.Error) -> bool:
+    text = str(exc).lower()
+    return any(key in text for key in _IO_ERRORS)
+
+
+def _os_error(exc: sqlite3.Error, what: str, path: Path) -> OSError:
+    """An SQLite error of the file system (full disk, I/O error, read-only) as the OSError it is."""
+    text = str(exc).lower()
+    code = next((c for key, c in _IO_ERRORS.items() if key in text), errno.EIO)
+    hint = "; is the disk full?" if code == errno.EIO else ""
+    return OSError(code, f"{what} ({exc}{hint})", str(path))
+
+
 def _to_bytes(output: np.ndarray) -> bytes:
     buffer = io.BytesIO()
     np.save(buffer, output, allow_pickle=False)
@@ -182,26 +203,32 @@ class Ledger:
         if self._closed:
             raise MipkitValueError(f"The ledger {self.path} is closed.")
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = None
+        side_files = [Path(f"{self.path}{suffix}") for suffix in ("-wal", "-shm")]
+        new_side_files = [p for p in side_files if not p.exists()]
         try:
             conn = sqlite3.connect(str(self.path), timeout=60.0)
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=FULL")
             conn.executescript(_SCHEMA)
-        except sqlite3.OperationalError as exc:
-            if "full" in str(exc) or "readonly" in str(exc) or "unable to open" in str(exc):
-                code = errno.ENOSPC if "full" in str(exc) else errno.EACCES
-                raise OSError(code, f"Cannot open the ledger ({exc})", str(self.path)) from None
-            raise MipkitValueError(
-                f"{self.path} is not a usable mipkit ledger ({exc}); use another run folder, or delete "
-                "this file to start the run afresh."
-            ) from None
         except sqlite3.DatabaseError as exc:
-            raise MipkitValueError(
-                f"{self.path} is not a usable mipkit ledger ({exc}); use another run folder, or delete "
-                "this file to start the run afresh."
-            ) from None
+            if conn is not None:
+                conn.close()
+            for p in new_side_files:  # what SQLite began and could not finish (a full disk) is removed
+                if p.exists() and (p.name.endswith("-shm") or p.stat().st_size == 0):
+                    p.unlink(missing_ok=True)
+            raise self._open_error(exc) from None
         self._conn = conn
         return conn
+
+    def _open_error(self, exc: sqlite3.DatabaseError) -> Exception:
+        """An unusable ledger file (bad input) or a file-system failure (an OSError: full disk, ...)."""
+        if isinstance(exc, sqlite3.OperationalError) and _is_io_error(exc):
+            return _os_error(exc, "Cannot open the ledger", self.path)
+        return MipkitValueError(
+            f"{self.path} is not a usable mipkit ledger ({exc}); use another run folder, or delete "
+            "this file to start the run afresh."
+        )
 
     def _register(self) -> None:
         """Record the run in the ``runs`` table, at its first committed fit (a run that fits nothing, or
@@ -277,9 +304,7 @@ class Ledger:
             with self._db:
                 self._db.execute(_INSERT_FIT, row)
         except sqlite3.OperationalError as exc:  # a full disk, a read-only folder: the commit was rolled back
-            text = str(exc)
-            code = errno.ENOSPC if "full" in text else errno.EROFS if "readonly" in text else errno.EIO
-            raise OSError(code, f"Cannot commit a fit to the ledger ({text})", str(self.path)) from None
+            raise _os_error(exc, "Cannot commit a fit to the ledger", self.path) from None
 
     def get(self, index: int) -> np.ndarray:
         """The output of fit ``index``; ``KeyError`` if it is not in the ledger."""

@@ -17,7 +17,7 @@ confidence, so :func:`epsilon_lower_bound` and :func:`gdp_lower_bound` either fi
 on one part of the trials and measure on the other (``"split"``, by groups such as target models), or pay
 a Bonferroni correction over every candidate threshold (``"bonferroni"``, as DeepMind's jax_privacy does).
 The intervals treat trials as independent: exact for one canary per training run, indicative for the
-pooled trials of an audit (docs/theory.md section 9).
+pooled trials of an audit, which share models and records (docs/theory.md section 11).
 
 **One training run** (Steinke, Nasr & Jagielski, NeurIPS 2023). ``m`` canaries, each included
 independently with probability 1/2; after one run the auditor guesses "in" for some, "out" for some and

@@ -29,10 +29,34 @@ def skew(pi: float) -> str:
     return f"1 in {1 / pi:.4g} (1:{(1 - pi) / pi:.4g})"
 
 
+_RELATION_WORDS = {
+    "add_remove": "one person's record added to or removed from the data",
+    "replace_one": "one person's record replaced by another's, the number of records fixed",
+}
+
+
 def risk_sentences(profile: dict) -> list[str]:
-    """Plain-language reading of a :func:`~mipkit.accounting.risk.risk_profile` for a privacy officer."""
+    """Plain-language reading of a :func:`~mipkit.accounting.risk_profile` for a privacy officer.
+
+    The first sentence states the premise (the neighbouring relation of the guarantee) and, for a
+    privacy-loss distribution, that every figure is the upper end of an interval of stated width.
+    """
     eta = profile["eta"]
+    relation = profile.get("neighbours", "add_remove")
     out = [
+        f"Premise: the guarantee holds for {_RELATION_WORDS.get(relation, relation)} ({relation}). "
+        "The membership-game figures (eta, accuracy) are for a record replaced by another (replace_one"
+        + (", derived from the stated guarantee" if relation != "replace_one" else "")
+        + "); the others compare the data with and without the record under the stated relation."
+    ]
+    if not profile.get("exact", True):
+        width = profile.get("width")
+        extra = f" (here at most {width:.1g})" if isinstance(width, float) and width > 0 else ""
+        out.append(
+            "Figures from a privacy-loss distribution are the upper ends of intervals that hold the exact "
+            f"values; the lower ends are shown beside them{extra}."
+        )
+    out += [
         f"An attacker who tries to tell whether a given person was in the data is right at most "
         f"{pct(0.5 + eta)} of the time (MIP eta = {eta:.4g}), against 50% by guessing.",
         f"Any membership test has TPR - FPR at most {profile['advantage']:.3g}: it flags members at most "
@@ -123,9 +147,14 @@ def calibration_sentence(result: Any) -> str:
         extra = f" (sensitivity {mech['sensitivity']:g})"
     certified = format_risk(result.achieved_fine, result.target_value)
     phrase = _target_phrase(result.target, result.target_value, result.details)
+    relation = getattr(result, "neighbours", None) or mech.get("neighbours", "add_remove")
+    tol = getattr(result, "tolerance", None)
+    minimal = ""
+    if tol is not None and getattr(result, "minimal", False):
+        minimal = f" It is within {100 * tol:.2g}% of the least noise that meets the target."
     return (
         f"Use {noise} = {result.noise:.6g}{extra}: then {phrase} "
-        f"(certified {certified} for a target of {result.target_value:g})."
+        f"(certified {certified} for a target of {result.target_value:g}; {relation} neighbours).{minimal}"
     )
 
 
@@ -169,6 +198,21 @@ def demo_certificate_sentence(eta_ci_low: float, certified_eta: float) -> str:
     if eta_ci_low <= certified_eta:
         return "The protected model's measured eta stays below its certificate, as the theory requires."
     return "The protected model's measured eta EXCEEDS its certificate: investigate (sigma was estimated)."
+
+
+def demo_eta_meaning_sentence(eta: float, *, exact: bool) -> str:
+    """What a certified ``eta`` alone allows, its premise and whether it is exact (docs/theory.md section 1).
+
+    ``eta`` bounds a balanced guess's accuracy by ``1/2 + eta`` but any attack's TPR only by
+    ``FPR + 2 eta``: a fraction ``2 eta`` of the members may be found with no false alarm.
+    """
+    kind = "exact" if exact else "approximate (sigma was estimated, not known)"
+    return (
+        f"What 'certified eta <= {eta:g}' allows: an attacker guessing membership of a record is right at "
+        f"most {100 * (0.5 + eta):.0f}% of the time, yet eta alone still lets it find up to "
+        f"{100 * min(1.0, 2 * eta):.0f}% of the members with zero false alarms (TPR <= FPR + 2 eta). The "
+        f"premise is that the model is trained on a random half of the pool; this certificate is {kind}."
+    )
 
 
 def demo_sigma_sentence(n_fits: int) -> str:

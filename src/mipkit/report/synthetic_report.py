@@ -165,15 +165,17 @@ def _verdict_section(res: dict) -> Section | None:
 
 
 def _dcr_figures(run_dir: Path) -> list[Figure]:
+    path = run_dir / "scores.parquet"
+    if not path.is_file():
+        return []
+    sc = pd.read_parquet(path)
+    if not len(sc):  # the DCR part was not run
+        return []
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    path = run_dir / "scores.parquet"
-    if not path.is_file():
-        return []
-    sc = pd.read_parquet(path)
     figs = []
     fig, ax = plt.subplots(figsize=(6, 3.5))
     hi = float(np.quantile(sc["dcr"], 0.99)) if len(sc) else 1.0
@@ -242,6 +244,15 @@ def _inference_figure(res: dict) -> list[Figure]:
     ]
 
 
+def _dcr_section(rows: list, figures: list[Figure]) -> Section:
+    return Section(
+        "Distance to closest record",
+        ["Score of a record = minus its distance to the closest synthetic record."],
+        [pd.DataFrame(rows, columns=["quantity", "value"])] if rows else [],
+        figures,
+    )
+
+
 def build(run_dir: str | Path) -> tuple[str, list[str], list[Section]]:
     """``(title, summary, sections)`` of an ``audit-synthetic`` run folder."""
     run_dir = Path(run_dir)
@@ -282,14 +293,12 @@ def build(run_dir: str | Path) -> tuple[str, list[str], list[Section]]:
     for key in ("baseline_protection", "overfitting_protection"):
         if dcr.get(key):
             rows.append((key.replace("_", " ") + " score", dcr[key]["score"]))
-    sections.append(
-        Section(
-            "Distance to closest record",
-            ["Score of a record = minus its distance to the closest synthetic record."],
-            [pd.DataFrame(rows, columns=["quantity", "value"])] if rows else [],
-            _dcr_figures(run_dir),
-        )
-    )
+    dcr_figures = _dcr_figures(run_dir)
+    if not rows and not dcr_figures:
+        dcr_note = dcr.get("note") or "not computed"
+        sections.append(Section("Distance to closest record", [f"Not run: {dcr_note}."]))
+    else:
+        sections.append(_dcr_section(rows, dcr_figures))
     inf = res.get("inference", {})
     if inf:
         rows = []

@@ -20,7 +20,6 @@ calibrates DP-WGAN-GP's noise directly; for AIM and MST it is turned into the la
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -37,18 +36,15 @@ METHODS: tuple[str, ...] = ("dpwgan-gp", "dpwgan-gp-scaled", "aim", "mst", "ctga
 
 
 def epsilon_for_target(target: Any, delta: float) -> float:
-    """Largest epsilon whose ``(epsilon, delta)``-DP curve meets ``target`` (replace-one for eta: group
-    privacy ``(2 eps, (1 + e^eps) delta)``, docs/theory.md section 3)."""
+    """Largest epsilon whose add/remove ``(epsilon, delta)``-DP curve meets ``target`` (an eta target is
+    read on the replace-one curve, by group privacy; docs/theory.md section 3)."""
     from scipy import optimize
 
-    from mipkit.accounting import ApproxDP, EtaTarget, tradeoff_curve
+    from mipkit.accounting import ApproxDP, tradeoff_curve
 
     def risk(eps: float) -> float:
-        if isinstance(target, EtaTarget):
-            rec = ApproxDP(2.0 * eps, min((1.0 + math.exp(eps)) * delta, 1.0 - 1e-12))
-        else:
-            rec = ApproxDP(eps, delta)
-        return float(target.risk(tradeoff_curve(rec))) - float(target.value)
+        # an eta target reads the replace-one curve itself (group privacy of the add/remove guarantee)
+        return float(target.risk(tradeoff_curve(ApproxDP(epsilon=eps, delta=delta)))) - float(target.value)
 
     if risk(1e-6) > 0:
         raise MipkitValueError(

@@ -23,7 +23,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -42,10 +42,10 @@ DEFAULT_CERTIFY_FPRS: tuple[float, ...] = (0.001, 0.01, 0.1)
 
 _PREMISE = {
     "replace_one": (
-        "one training record replaced by another with the number of rows fixed (the membership game of "
-        "mipkit audit: a model trained on a random half of fixed size)"
+        "one training record replaced by another, the number of rows fixed: the membership game of "
+        "mipkit audit, whose models train on random halves of fixed size"
     ),
-    "add_remove": "one training record added or removed (the usual DP convention, as Opacus reports it)",
+    "add_remove": "one training record added or removed: the usual DP convention, as Opacus reports it",
 }
 
 
@@ -64,13 +64,11 @@ def dpsgd_record(
     from mipkit.accounting import SubsampledGaussian
 
     rel = check_choice("neighbours", neighbours, NEIGHBOURS, owner="dpsgd_record")
-    kw = {"noise_multiplier": float(noise_multiplier), "sample_rate": float(sample_rate), "steps": int(steps)}
-    if "neighbours" in {f.name for f in fields(SubsampledGaussian)}:
-        return SubsampledGaussian(**kw, neighbours=rel)
-    if rel == "add_remove":
-        return SubsampledGaussian(**kw)
-    raise MipkitValueError(  # pragma: no cover - older accounting without the relation
-        "This version of mipkit.accounting has no replace-one DP-SGD record; use neighbours='add_remove'."
+    return SubsampledGaussian(
+        noise_multiplier=float(noise_multiplier),
+        sample_rate=float(sample_rate),
+        steps=int(steps),
+        neighbours=rel,
     )
 
 
@@ -97,15 +95,10 @@ def _calibrated(target_key: str, sample_rate: float, steps: int, neighbours: str
     fits of an audit calibrate once per worker."""
     import json
 
-    from mipkit.accounting import MechanismFamily, calibrate, dpsgd_family, target_from_dict
+    from mipkit.accounting import calibrate, dpsgd_family, target_from_dict
 
     target = target_from_dict(json.loads(target_key))
-    fam = dpsgd_family(sample_rate=sample_rate, steps=steps)
-    if neighbours != "add_remove":
-        fam = replace(fam, build=lambda z: dpsgd_record(z, sample_rate, steps, neighbours))
-        fam = replace(fam, params={**fam.params, "neighbours": neighbours})
-    assert isinstance(fam, MechanismFamily)
-    return calibrate(fam, target)
+    return calibrate(dpsgd_family(sample_rate=sample_rate, steps=steps, neighbours=neighbours), target)
 
 
 @functools.lru_cache(maxsize=64)
@@ -413,11 +406,13 @@ class DPSGDClassifier(TorchMLPClassifier):
                 noise_multiplier=plan["noise_multiplier"],
             )
             settings = replace(engine._settings(), dataset_size=plan["dataset_size"])
-            grid = (
-                None
-                if plan["calibration"] is None
-                else plan["calibration"]["details"].get("fine_discretization_interval")
-            )
+            grid = None  # the PLD grid the calibration checked its answer on, so that the certified
+            if plan["calibration"] is not None:  # risk is the calibration's (at most the target)
+                details = plan["calibration"]["details"]
+                grid = details.get("fine_discretization_interval") or details.get(
+                    "value_discretization_interval"
+                )
+
             cert = DPSGDCertificate(
                 noise_multiplier=plan["noise_multiplier"],
                 sample_rate=plan["sample_rate"],

@@ -89,4 +89,6 @@ def null_audit(X: np.ndarray, y: np.ndarray, config: AuditConfig) -> dict:
         "eta": head["eta"],
         "eta_ci": head["eta_ci"],
         "design_effect": {a: r["design_effect_eta"] for a, r in stats["attacks"].items()},
+        "eta_per_attack": {a: s.eta.eta for a, s in summaries.items()},
+        "trials": int(T * n),
     }

@@ -140,6 +140,8 @@ def read_certificate(
         val = raw.get(key, getattr(cert, key, None))
         if isinstance(val, (int, float, str, bool, np.floating, np.integer)):
             out[key] = val.item() if isinstance(val, np.generic) else val
+    if isinstance(raw.get("certified"), dict):  # DP-SGD: certified eta, advantage, TPR at FPR, epsilon
+        out["certified"] = raw["certified"]
     curve = getattr(cert, "tradeoff_curve", None)
     if curve is not None:
         out["tradeoff"] = type(curve).__name__

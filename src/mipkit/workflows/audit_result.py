@@ -280,6 +280,7 @@ class AuditResult:
                 "attacks": attacks,
                 "attack_settings": dict(self.attack_settings),
                 "certificate": self.certificate,
+                "certified": (self.certificate or {}).get("certified"),
                 "utility": dict(self.utility),
                 "game": dict(self.setup),
                 "trainer": dict(self.trainer),

@@ -52,6 +52,7 @@ from mipkit.workflows.synthetic_verdict import VERDICT_METRICS
 __all__ = ["SyntheticAuditResult", "attribute_inference", "audit_synthetic"]
 
 ProgressFactory = Callable[[str, int], Callable[[int], None]]
+CHECKS = ("nnaa", "dcr", "inference")
 
 
 def _no_progress(description: str, total: int) -> Callable[[int], None]:
@@ -147,6 +148,7 @@ def audit_synthetic(
     max_dcr_rows: int | None = 50_000,
     max_protection_rows: int | None = 10_000,
     n_bootstrap: int = 1000,
+    checks: Sequence[str] = CHECKS,
     attacks: Sequence[str] = ("nearest", "model"),
     non_member_baseline: bool = True,
     nnaa_interval: str = "jackknife",
@@ -188,6 +190,8 @@ def audit_synthetic(
         (medians and shares: 10,000 records pin them down to about +-0.01).
     n_bootstrap : int
         Replicates of the record bootstrap (``nnaa_interval="record-bootstrap"`` only).
+    checks : sequence of {"nnaa", "dcr", "inference"}
+        The parts of the audit to run (default: all three; the results say which were not requested).
     attacks : sequence of {"nearest", "model"}
         Attribute-inference attacks, each measured against the same analysis without the targets.
     non_member_baseline : bool
@@ -225,6 +229,9 @@ def audit_synthetic(
     """
     check_choice("metric", metric, ("mixed", "euclidean"), owner="audit_synthetic")
     check_choice("nnaa_interval", nnaa_interval, INTERVALS, owner="audit_synthetic")
+    checks = tuple(dict.fromkeys(checks))
+    for c in checks:
+        check_choice("checks", c, CHECKS, owner="audit_synthetic")
     check_choice("fail_metric", fail_metric, VERDICT_METRICS, owner="audit_synthetic")
     if fail_above is not None:
         fail_above = check_interval(
@@ -251,9 +258,10 @@ def audit_synthetic(
     def encode(df: pd.DataFrame):
         return encode_mixed(df, schema) if metric == "mixed" else encode_euclidean(df, schema)
 
-    enc_orig, enc_syn = encode(original), encode(synthetic)
-    enc_non = encode(nonmember) if nonmember is not None else None
-    exact_ties = _exact_ties(schema, metric, enc_orig, enc_syn)
+    distances = "nnaa" in checks or "dcr" in checks
+    enc_orig, enc_syn = (encode(original), encode(synthetic)) if distances else (None, None)
+    enc_non = encode(nonmember) if nonmember is not None and distances else None
+    exact_ties = _exact_ties(schema, metric, enc_orig, enc_syn) if distances else None
     inputs = {
         "n_original": len(original),
         "n_synthetic": len(synthetic),
@@ -282,12 +290,13 @@ def audit_synthetic(
         "non_member_baseline": non_member_baseline,
         "random_state": random_state,
         "exact_ties": exact_ties,
+        "checks": list(checks),
     }
 
     # 1. NNAA and privacy loss -------------------------------------------------------------------
     t0 = time.perf_counter()
     nnaa = None
-    if enc_non is not None:
+    if enc_non is not None and "nnaa" in checks:
         n_est = min(len(original), len(synthetic) // 2, len(nonmember))
         n_est = min(n_est, max_nnaa_rows) if max_nnaa_rows else n_est
         nnaa = privacy_loss(
@@ -315,15 +324,20 @@ def audit_synthetic(
         return np.sort(rng.choice(n, size=max_dcr_rows, replace=False))
 
     take = (lambda x, i: x.take(i)) if metric == "mixed" else (lambda x, i: x[i])
-    rows_m = cap(len(original))
-    rows_h = cap(len(nonmember)) if nonmember is not None else np.empty(0, int)
+    do_dcr = "dcr" in checks
+    rows_m = cap(len(original)) if do_dcr else np.empty(0, int)
+    rows_h = cap(len(nonmember)) if nonmember is not None and do_dcr else np.empty(0, int)
     adv = progress("DCR", rows_m.size + rows_h.size)
-    dcr_m = distance_to_closest_record(
-        take(enc_orig, rows_m), enc_syn, metric=metric, n_jobs=n_jobs, progress=adv
+    dcr_m = (
+        distance_to_closest_record(
+            take(enc_orig, rows_m), enc_syn, metric=metric, n_jobs=n_jobs, progress=adv
+        )
+        if do_dcr
+        else np.empty(0)
     )
     score_frames = [pd.DataFrame({"set": "original", "row": rows_m, "member": 1, "dcr": dcr_m})]
     attack = overfitting = baseline = None
-    if enc_non is not None:
+    if enc_non is not None and do_dcr:
         dcr_h = distance_to_closest_record(
             take(enc_non, rows_h), enc_syn, metric=metric, n_jobs=n_jobs, progress=adv
         )
@@ -338,7 +352,7 @@ def audit_synthetic(
             n_jobs=n_jobs,
             max_rows=max_protection_rows,
         )
-    if metric == "mixed":
+    if metric == "mixed" and do_dcr:
         baseline = dcr_baseline_protection(
             enc_orig, enc_syn, random_state=seeds[3], n_jobs=n_jobs, max_rows=max_protection_rows
         )
@@ -350,7 +364,7 @@ def audit_synthetic(
     t0 = time.perf_counter()
     inference: dict[str, InferenceResult] = {}
     adv = progress("attribute inference", max(1, len(secrets)))
-    for s, seed in zip(secrets, seeds[4:], strict=True):
+    for s, seed in zip(secrets if "inference" in checks else (), seeds[4:], strict=False):
         inference[s] = attribute_inference(
             original,
             synthetic,

@@ -31,6 +31,7 @@ import numpy as np
 from mipkit._validation import MipkitValueError
 from mipkit.metrics.attack_summary import AttackSummary, fpr_label
 from mipkit.stats import pigeonhole_weights, simultaneous_intervals, two_way_ratio_replicates
+from mipkit.workflows.certified_verdicts import certificate_by_attack
 
 __all__ = [
     "DEFAULT_N_BOOT",
@@ -354,6 +355,7 @@ def verdict(
         "policy": policy,
         "measured": measured,
         "certificate_violations": violations,
+        "certificate_by_attack": certificate_by_attack(stats, certificate),
         "text": text,
     }
 

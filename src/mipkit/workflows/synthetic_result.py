@@ -80,15 +80,18 @@ class SyntheticAuditResult:
         if self.nnaa is not None:
             nnaa = self.nnaa.to_dict()
         else:
-            nnaa = {"train": None, "test": None, "privacy_loss": None, "note": "no holdout or control"}
+            requested = "nnaa" in self.inputs.get("checks", ("nnaa",))
+            note = "no holdout or control" if requested else "not requested"
+            nnaa = {"train": None, "test": None, "privacy_loss": None, "note": note}
         if self.dcr_attack is not None:
             dcr = {**self.dcr_attack.to_dict(), "overfitting_protection": self.overfitting_protection}
         else:
             members = self.scores.loc[self.scores["member"] == 1, "dcr"].to_numpy()
+            requested = "dcr" in self.inputs.get("checks", ("dcr",))
             dcr = {
                 "auc": None,
-                "note": "no holdout or control: DCR attack not computed",
-                "dcr_median_members": float(np.median(members)),
+                "note": "no holdout or control: DCR attack not computed" if requested else "not requested",
+                "dcr_median_members": float(np.median(members)) if members.size else None,
             }
         if self.baseline_protection is not None:
             dcr["baseline_protection"] = self.baseline_protection
@@ -177,7 +180,7 @@ class SyntheticAuditResult:
                 add("dcr", None, "dcr", f"tpr_at_fpr_{fpr}", tpr)
             for key, value in dcr["protection"].items():
                 add("dcr", None, "dcr", key, value)
-        else:
+        elif dcr.get("dcr_median_members") is not None:
             add("dcr", None, None, "dcr_median_members", dcr["dcr_median_members"])
         for key in ("baseline_protection", "overfitting_protection"):
             if dcr.get(key):

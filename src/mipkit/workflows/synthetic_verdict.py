@@ -129,21 +129,26 @@ def synthetic_checks(res: dict, *, metric_name: str) -> list[dict]:
     no_non = "no holdout or control table: there are no unseen records to compare the training records with"
     checks = []
 
-    def add(name: str, ran: bool, why: str | None = None) -> None:
+    requested = set(inputs.get("checks", ("nnaa", "dcr", "inference")))
+
+    def add(name: str, ran: bool, why: str | None = None, part: str | None = None) -> None:
+        if not ran and part is not None and part not in requested:
+            why = "not requested (the audit ran only: " + ", ".join(sorted(requested)) + ")"
         checks.append({"name": name, "status": "done" if ran else "skipped", "why": None if ran else why})
 
     nn = res.get("nnaa") or {}
-    add("NNAA privacy loss", nn.get("privacy_loss") is not None, no_non)
+    add("NNAA privacy loss", nn.get("privacy_loss") is not None, no_non, "nnaa")
     dcr = res.get("dcr") or {}
-    add("DCR membership attack", dcr.get("auc") is not None, no_non)
-    add("DCR overfitting protection", bool(dcr.get("overfitting_protection")), no_non)
+    add("DCR membership attack", dcr.get("auc") is not None, no_non, "dcr")
+    add("DCR overfitting protection", bool(dcr.get("overfitting_protection")), no_non, "dcr")
     add(
         "DCR baseline protection",
         bool(dcr.get("baseline_protection")),
         f"defined for the mixed distance only (the audit used the {metric_name} distance)",
+        "dcr",
     )
     inf = res.get("inference") or {}
-    add("attribute inference", bool(inf), "no secret column was given")
+    add("attribute inference", bool(inf), "no secret column was given", "inference")
     control = inputs.get("n_control")
     add(
         "anonymeter control-set risk",

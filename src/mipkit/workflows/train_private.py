@@ -193,7 +193,7 @@ def _report(result: TrainPrivateResult) -> str:
         f"{target_line}"
         f"- DP-SGD: noise multiplier {d['noise_multiplier']:.4g}, sample rate {d['sample_rate']:.4g}, "
         f"{d['steps']} steps ({d['epochs']} epochs), clipping norm {d['max_grad_norm']:g}.\n"
-        f"- Certified ({d['neighbours'].replace('_', '-')} neighbours: {d['premise']}): MIP eta <= "
+        f"- Certified for {d['neighbours'].replace('_', '-')} neighbours ({d['premise']}): MIP eta <= "
         f"{c['eta']:.4g}, advantage <= {c['advantage']:.4g}, {tprs}, epsilon <= {c['epsilon']:.4g} at "
         f"delta {c['delta']:g} (docs/theory.md section 3).\n"
         f"- Held-out accuracy: {d['test_accuracy']:.4f} (always guessing the majority class: "
