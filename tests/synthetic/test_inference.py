@@ -346,3 +346,21 @@ def test_attacks_learn_from_as_many_rows_as_the_baseline():
     right = lambda guesses: np.mean(guesses.attacks["nearest"][0] == guesses.truth)  # noqa: E731
     assert right(full) == 1.0 and right(g) < 1.0
     np.testing.assert_array_equal(g.rows, full.rows)  # the same targets either way
+
+
+def test_dcr_auc_interval_and_unresolved_fprs():
+    # DeLong's interval by hand; an FPR below 1/(number of unseen records) is flagged, not silently reported
+    from scipy.stats import norm
+
+    rng = np.random.default_rng(4)
+    members, nonmembers = rng.gamma(2.0, 1.0, 80).round(1), rng.gamma(2.2, 1.0, 100).round(1)
+    res = dcr_attack(members, nonmembers)
+    sm, sh = -members[:, None], -nonmembers[None, :]
+    psi = (sm > sh) + 0.5 * (sm == sh)
+    se = np.sqrt(psi.mean(axis=1).var(ddof=1) / 80 + psi.mean(axis=0).var(ddof=1) / 100)
+    z = norm.ppf(0.975)
+    assert res.auc_se == pytest.approx(se)
+    assert res.auc_ci == pytest.approx([res.auc - z * se, res.auc + z * se])
+    d = res.to_dict()
+    assert list(d["tpr_at_fpr_unresolved"]) == ["0.001"]  # 1/100 = 0.01 is resolved, 0.001 is not
+    assert "TPR at FPR 0" in d["tpr_at_fpr_unresolved"]["0.001"]

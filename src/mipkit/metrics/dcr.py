@@ -82,10 +82,10 @@ class DCRAttackResult:
             "auc_se": self.auc_se,
             "auc_interval": "DeLong, normal, 95%",
             "tpr_at_fpr": self.tpr_at_fpr,
-            "tpr_at_fpr_unresolved": {
-                f: f"below 1/{self.dcr_nonmembers.size} (one non-member): the TPR at FPR 0"
-                for f in self.unresolved_fprs
-            },
+            "tpr_at_fpr_unresolved": dict.fromkeys(
+                self.unresolved_fprs,
+                f"below 1/{self.dcr_nonmembers.size}, one unseen record: the value is the TPR at FPR 0",
+            ),
             "precision_at_base_rate": self.precision_at_base_rate,
             "protection": self.protection,
             "n_members": int(self.dcr_members.size),
