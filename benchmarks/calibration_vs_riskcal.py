@@ -1,11 +1,16 @@
 """DP-SGD noise calibration to a risk target: mipkit against riskcal (speed, agreement, safe side).
 
-For each DP-SGD configuration and each risk target, both libraries calibrate the noise multiplier; the
-script records both noises, their relative difference, both wall-clock times (timed in the same process,
-one after the other, so machine load affects both), and the risk each noise achieves re-evaluated on the
-SAME fine pessimistic PLD (``--eval-grid``, default 5e-5; finer than either search), with mipkit's
+For each DP-SGD configuration and each risk target, both libraries calibrate the noise multiplier (mipkit
+with its defaults: two-sided PLDs, the grid refined until the noise is within 0.5% of the least safe one);
+the script records both noises, their relative difference, both wall-clock times (timed in the same
+process, one after the other, so machine load affects both), and the risk each noise achieves re-evaluated
+on the SAME fine pessimistic PLD (``--eval-grid``, default 5e-5; finer than either search), with mipkit's
 PLD curve and, as a cross-check, riskcal's ``get_beta_from_pld`` on that same PLD. It also reports the
-epsilon at ``delta = 1e-5`` of each noise.
+epsilon at ``delta = 1e-5`` of each noise, and where each answer lands against the interval of the
+independent dp_accounting reference of ``benchmarks/accounting_vs_dp_accounting.py`` (pessimistic and
+optimistic PLDs at a fine grid): ``below`` (the reference's upper risk meets the target: certified),
+``inside`` (the target lies in the reference interval: not decided at that grid) or ``ABOVE`` (even the
+reference's lower risk exceeds the target: the noise is too small).
 
 Setup (riskcal lives in its own environment, never in mipkit's)::
 
@@ -32,6 +37,9 @@ import numpy as np
 
 from mipkit.accounting import SubsampledGaussian, calibrate, dpsgd_family, target_from_dict, tradeoff_curve
 from mipkit.report import write_json_atomic
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from accounting_vs_dp_accounting import Reference  # the independent reference, next door
 
 RESULTS = Path(__file__).resolve().parent / "results" / "calibration_vs_riskcal.json"
 
@@ -80,6 +88,15 @@ def _fine_risk(spec: dict, noise: float, q: float, steps: int, grid: float) -> d
     }
 
 
+def _landing(spec: dict, noise: float, q: float, steps: int) -> dict:
+    """Where the target lands against the reference interval of the risk at ``noise``."""
+    kind, param = ("advantage", 0.0) if spec["target"] == "advantage" else ("tpr", spec["fpr"])
+    up = Reference(noise, q, steps, True).risk(kind, param)
+    low = Reference(noise, q, steps, False).risk(kind, param)
+    where = "below" if up <= spec["value"] else ("ABOVE" if low > spec["value"] else "inside")
+    return {"upper": up, "lower": low, "lands": where}
+
+
 def run(
     configs: list[tuple[float, int]], eval_grid: float, skip_riskcal: bool, quick: bool = False
 ) -> list[dict]:
@@ -103,6 +120,9 @@ def run(
                 "mipkit_converged": ours.converged,
                 "mipkit_achieved": ours.achieved,
                 "mipkit_achieved_fine": ours.achieved_fine,
+                "mipkit_achieved_lower": ours.achieved_lower,
+                "mipkit_noise_lower": ours.noise_lower,
+                "mipkit_minimal": ours.minimal,
             }
             if not skip_riskcal:
                 t0 = time.perf_counter()
@@ -124,16 +144,25 @@ def run(
                 row[f"{who}_risk_fine_riskcal_eval"] = ev["riskcal_eval"]
                 row[f"{who}_meets_target"] = bool(ev["mipkit_eval"] <= spec["value"])
                 row[f"{who}_epsilon_at_delta"] = ev["epsilon"]
+                row[f"{who}_reference"] = _landing(spec, row[f"{who}_noise"], q, steps)
             rows.append(row)
             print(json.dumps(row), file=sys.stderr, flush=True)
     return rows
 
 
+def _lands(row: dict, who: str) -> str:
+    ref = row.get(f"{who}_reference")
+    if ref is None:
+        return "-"
+    return f"{ref['lands']} [{ref['lower']:.5f}, {ref['upper']:.5f}]"
+
+
 def markdown(rows: list[dict], eval_grid: float) -> str:
     head = (
         "| q | T | target | mipkit noise | riskcal noise | rel. diff | mipkit s | riskcal s | speed-up "
-        "| risk @ mipkit noise | risk @ riskcal noise | eps (delta=1e-5) mipkit / riskcal |\n"
-        "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
+        "| risk @ mipkit noise | risk @ riskcal noise | vs reference mipkit / riskcal "
+        "| eps (delta=1e-5) mipkit / riskcal |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
     lines = []
     ok = {True: "ok", False: "ABOVE"}
@@ -152,9 +181,14 @@ def markdown(rows: list[dict], eval_grid: float) -> str:
                 if "riskcal_meets_target" in r
                 else "- | "
             )
+            + f"{_lands(r, 'mipkit')} / {_lands(r, 'riskcal')} | "
             + f"{fmt('mipkit_epsilon_at_delta', '.3f')} / {fmt('riskcal_epsilon_at_delta', '.3f')} |"
         )
-    note = f"\nRisk re-evaluated for both noises on the same pessimistic PLD (grid {eval_grid:g}).\n"
+    note = (
+        f"\nRisk re-evaluated for both noises on the same pessimistic PLD (grid {eval_grid:g}); "
+        "'vs reference': the target against the dp_accounting reference interval [lower, upper] of the "
+        "risk at that noise.\n"
+    )
     return head + "\n".join(lines) + "\n" + note
 
 
