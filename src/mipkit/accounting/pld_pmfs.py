@@ -57,6 +57,8 @@ _MARGIN_REL, _MARGIN_ABS = 1e-9, 1e-15
 #: Smallest step in ``c = e^eps`` between two atoms of the optimistic pmf (the slopes of the profile are
 #: differences of numbers near 1 divided by the step: float rounding stays below 1e-9 of a slope).
 _MIN_STEP = 1e-6
+#: Mass of ``P`` above the top of a step's loss range (the range is cut there; module docstring).
+TAIL_MASS = 1e-13
 
 DeltaFn = Callable[[np.ndarray], np.ndarray]
 
@@ -140,21 +142,36 @@ def gaussian_q_at_least(eps: float, sigma: float, q: float, direction: str) -> f
     return float(np.exp(lq[0]))
 
 
-def gaussian_bounds(sigma: float, q: float, direction: str) -> tuple[float, float]:
-    """The loss range ``dp_accounting`` discretises (noise tails beyond ``e^-50`` truncated)."""
+def gaussian_bounds(sigma: float, q: float, direction: str, tail: float = TAIL_MASS) -> tuple[float, float]:
+    """The loss range to discretise: ``dp_accounting``'s (noise tails beyond ``e^-50`` truncated), its top
+    lowered to the loss above which ``P`` has mass at most ``tail`` (remove and replace directions).
+
+    Both sides stay valid: the pessimistic PMF puts ``delta(eps_hi) <= tail`` at ``+inf`` and the optimistic
+    one drops it, so over ``T`` steps each moves a risk by at most ``T * tail`` (``1e-7`` at ``T = 1e6``).
+    """
     from dp_accounting.pld import privacy_loss_mechanism as plm
 
-    adj = {
-        "remove": plm.AdjacencyType.REMOVE,
-        "add": plm.AdjacencyType.ADD,
-        "replace": plm.AdjacencyType.REPLACE,
-    }
-    b = plm.GaussianPrivacyLoss(
-        sigma, 1.0, sampling_prob=q, adjacency_type=adj[direction]
-    ).connect_dots_bounds()
+    adj = plm.AdjacencyType[direction.upper()]
+    b = plm.GaussianPrivacyLoss(sigma, 1.0, sampling_prob=q, adjacency_type=adj).connect_dots_bounds()
     lo, hi = float(b.epsilon_lower), float(b.epsilon_upper)
     if direction == "remove" and q < 1.0:
         lo = min(lo, math.log1p(-q))
+    if direction in ("remove", "replace") and hi > 0.0:
+
+        def log_tail(eps: float) -> float:  # log P(L >= eps)
+            lp, _ = _laws(_x_of_eps(np.asarray([eps]), sigma, q, direction), sigma, q, direction)
+            return float(lp[0])
+
+        target = math.log(tail)
+        if log_tail(0.0) > target:  # else keep the range (all mass at losses below 0 is kept)
+            a, z = 0.0, hi
+            for _ in range(60):
+                mid = 0.5 * (a + z)
+                if log_tail(mid) > target:
+                    a = mid
+                else:
+                    z = mid
+            hi = min(hi, z)
     return lo, hi
 
 
