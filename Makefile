@@ -31,7 +31,7 @@ demo: $(STAMP)
 test: $(TORCH_STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/lint-imports --no-cache
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

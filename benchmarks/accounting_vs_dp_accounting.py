@@ -1,10 +1,10 @@
 """mipkit's two-sided DP-SGD accounting and calibration against a reference built directly on dp_accounting.
 
 The reference (written here, independent of mipkit's PLD code): ``dp_accounting``'s Poisson-subsampled
-Gaussian PLD in the *remove* direction, pessimistic (Connect-the-Dots) and optimistic (privacy buckets,
-``pessimistic_estimate=False``), on a fine grid, composed with ``dp_accounting``'s ``self_compose``. The add
-direction is the same pair reversed (reflect the output), so its privacy profile is read off the remove PMF:
-``delta_add(eps) = sum_i q_i (1 - e^{eps + l_i})_+ + (1 - sum_i q_i)`` with ``q_i = p_i e^{-l_i}``. (Not
+Gaussian PLD of one step in the *remove* direction, pessimistic (Connect-the-Dots) and optimistic (privacy
+buckets, ``pessimistic_estimate=False``), on a fine grid, composed with ``dp_accounting``'s ``self_compose``.
+The add direction is the same pair reversed (reflect the output): one step's add PMF has masses
+``q_i = p_i e^{-l_i}`` at ``-l_i`` (and the mass ``Q`` lacks at ``+inf``), composed the same way. (Not
 ``dp_accounting``'s own add-direction PMF, whose total mass exceeds 1 by rounding: docs/theory.md
 section 3.) Risks, for the symmetric curve of ``delta = max(delta_remove, delta_add)``:
 
@@ -48,6 +48,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+from dp_accounting.pld import pld_pmf
 from dp_accounting.pld import privacy_loss_distribution as pld_lib
 
 from mipkit.accounting import (
@@ -83,58 +84,77 @@ QUICK = [(0.1, 10, 1.0), (0.01, 1000, 1.0)]
 # ---------------------------------------------------------------------------------------------------
 # The reference
 # ---------------------------------------------------------------------------------------------------
-def _ref_grid(z: float, q: float) -> float:
+def _ref_grid(z: float, q: float, steps: int) -> float:
+    """A fine grid: a sixteenth of one step's loss spread, at most 5e-5, and finer for long runs (the
+    error of one step is of second order in the grid and adds up over the steps)."""
     scale = q * math.sqrt(math.expm1(min(1.0 / (z * z), 700.0)))  # one step's loss spread
-    return float(min(5e-5, max(scale / 16.0, 2e-7)))
+    return float(min(5e-5, 2e-2 / math.sqrt(steps), max(scale / 16.0, 2e-7)))
 
 
-def _remove_pmf(z: float, q: float, steps: int, grid: float, pessimistic: bool):
+def _pmfs(z: float, q: float, steps: int, grid: float, pessimistic: bool) -> list:
+    """The composed remove PMF and (pessimistic side) the composed add PMF, as dense PMFs."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # privacy buckets are used for the optimistic side, as asked
         pld = pld_lib.from_gaussian_mechanism(
             z, pessimistic_estimate=pessimistic, value_discretization_interval=grid, sampling_prob=q
         )
     one = pld._pmf_remove  # private: dp_accounting has no accessor
-    return (one.self_compose(steps) if steps > 1 else one).to_dense_pmf()
+    out = [(one.self_compose(steps) if steps > 1 else one).to_dense_pmf()]
+    if pessimistic:
+        # the add pair is the remove pair reversed: one step's PMF has masses q_i = p_i e^{-l_i} at -l_i and
+        # the mass Q lacks at +inf; composed by dp_accounting like the remove one
+        dense = one.to_dense_pmf()
+        p = np.asarray(dense._probs, dtype=float)
+        losses = dense._lower_loss + np.arange(p.size)
+        qm = p * np.exp(-losses * grid)
+        add = pld_pmf.create_pmf(
+            {int(-k): float(m) for k, m in zip(losses, qm, strict=True) if m > 0},
+            grid,
+            max(0.0, 1.0 - float(qm.sum())),
+            pessimistic_estimate=True,
+        )
+        out.append((add.self_compose(steps) if steps > 1 else add).to_dense_pmf())
+    return out
+
+
+class _Profile:
+    """``delta(eps)`` of one dense PMF, exactly, from cumulative sums (suffix sums from the largest loss
+    down, so small tails keep their relative precision): ``sum_{l > eps} p_i (1 - e^{eps - l_i}) + p_inf``."""
+
+    def __init__(self, pmf, grid: float) -> None:
+        p = np.asarray(pmf._probs, dtype=float)
+        losses = (pmf._lower_loss + np.arange(p.size)) * grid
+        keep = p > 0
+        self.p, self.losses, self.inf = p[keep], losses[keep], float(pmf._infinity_mass)
+        qm = self.p * np.exp(-self.losses)
+        self.sp = np.concatenate([np.cumsum(self.p[::-1])[::-1], [0.0]])
+        self.sq = np.concatenate([np.cumsum(qm[::-1])[::-1], [0.0]])
+
+    def __call__(self, eps: np.ndarray) -> np.ndarray:
+        e = np.atleast_1d(np.asarray(eps, dtype=float))
+        i = np.searchsorted(self.losses, e, side="right")
+        return np.clip(self.sp[i] - np.exp(e) * self.sq[i] + self.inf, 0.0, 1.0)
 
 
 class Reference:
     """Risks of one side (``pessimistic`` True: upper, False: lower) of the reference."""
 
     def __init__(self, z: float, q: float, steps: int, pessimistic: bool) -> None:
-        self.grid = _ref_grid(z, q)
-        pmf = _remove_pmf(z, q, steps, self.grid, pessimistic)
+        self.grid = _ref_grid(z, q, steps)
         self.pessimistic = pessimistic
-        p = np.asarray(pmf._probs, dtype=float)
-        losses = (pmf._lower_loss + np.arange(p.size)) * self.grid
-        keep = p > 0
-        self.p, self.losses, self.inf = p[keep], losses[keep], float(pmf._infinity_mass)
-        self.qm = self.p * np.exp(-self.losses)
-        self.q_missing = max(0.0, 1.0 - float(self.qm.sum())) if pessimistic else 0.0
-        # suffix sums (from the largest loss down: small tails keep their relative precision) and prefix sums
-        self.sp = np.concatenate([np.cumsum(self.p[::-1])[::-1], [0.0]])
-        self.sq = np.concatenate([np.cumsum(self.qm[::-1])[::-1], [0.0]])
-        self.pp = np.concatenate([[0.0], np.cumsum(self.p)])
-        self.pq = np.concatenate([[0.0], np.cumsum(self.qm)])
-        pos = self.losses[self.losses >= 0]
-        self.eps = np.unique(np.concatenate([[0.0], pos, -self.losses[self.losses <= 0]]))
-        self.eps = self.eps[self.eps <= 60.0]
+        pmfs = _pmfs(z, q, steps, self.grid, pessimistic)
+        self.remove = _Profile(pmfs[0], self.grid)
+        self.add = _Profile(pmfs[1], self.grid) if pessimistic else None
+        losses = np.concatenate([self.remove.losses] + ([self.add.losses] if self.add else []))
+        self.eps = np.unique(np.concatenate([[0.0], losses[(losses >= 0) & (losses <= 60.0)]]))
 
     def delta(self, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """delta_remove and delta_add at each eps >= 0, exactly, from cumulative sums:
-        remove: sum_{l > eps} p_i - e^eps q_i (+ the mass at +inf); add (the reversed pair, losses -l with
-        masses q_i): sum_{l < -eps} q_i - e^eps p_i (+ the mass Q lacks)."""
+        """delta_remove and delta_add at each eps >= 0. The optimistic PMF rounds losses down under P, so
+        its reverse is not a lower bound (the implied masses of Q are too large): on that side the remove
+        direction alone, whose symmetric curve lies above the true envelope."""
         e = np.atleast_1d(np.asarray(eps, dtype=float))
-        i = np.searchsorted(self.losses, e, side="right")
-        rem = self.sp[i] - np.exp(e) * self.sq[i] + self.inf
-        if not self.pessimistic:
-            # the optimistic PMF rounds losses down under P, so its implied Q masses p e^{-l} are too
-            # large: its reverse is not a lower bound. The remove direction alone is one (the true
-            # symmetric curve lies below each direction's).
-            return np.clip(rem, 0.0, 1.0), np.zeros(e.size)
-        j = np.searchsorted(self.losses, -e, side="left")
-        add = self.pq[j] - np.exp(e) * self.pp[j] + self.q_missing
-        return np.clip(rem, 0.0, 1.0), np.clip(add, 0.0, 1.0)
+        rem = self.remove(e)
+        return rem, (self.add(e) if self.add is not None else np.zeros(e.size))
 
     def advantage(self) -> float:
         rem, add = self.delta(np.array([0.0]))

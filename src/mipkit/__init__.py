@@ -18,7 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["MipkitValueError", "__version__"]
+__all__ = ["MipkitValueError", "__version__", "audit_fitted", "audit_predictions"]
+
+_WORKFLOWS = {
+    "audit_fitted": "mipkit.workflows.audit_fitted",
+    "audit_predictions": "mipkit.workflows.audit_scores",
+}
 
 if TYPE_CHECKING:  # pragma: no cover
     from mipkit._validation import MipkitValueError
@@ -29,6 +34,10 @@ def __getattr__(name: str) -> Any:
         from mipkit._validation import MipkitValueError
 
         return MipkitValueError
+    if name in _WORKFLOWS:  # the audit of one fitted model (issue 11), imported on first access
+        import importlib  # by name: the root package sits above no layer (report imports __version__)
+
+        return getattr(importlib.import_module(_WORKFLOWS[name]), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

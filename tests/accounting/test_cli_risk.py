@@ -129,6 +129,9 @@ def test_risk_dpsgd(capsys) -> None:
     for fpr, v in res["tpr_at_fpr"].items():
         assert res["tpr_at_fpr_lower"][fpr] <= v <= res["tpr_at_fpr_lower"][fpr] + 1e-4
     assert res["epsilon"] is not None and res["epsilon_lower"] <= res["epsilon"]
+    # the epsilon interval is refined to its own relative tolerance (default 1e-3), stated in the curve
+    assert res["curve"]["epsilon_rtol"] == 1e-3
+    assert res["epsilon"] - res["epsilon_lower"] <= 1e-3 * res["epsilon"]
 
 
 def test_risk_human_output(capsys) -> None:

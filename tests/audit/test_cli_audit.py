@@ -274,6 +274,8 @@ FLAG_CASES = [
     (["--encode", "onehot"], [{"encode": "onehot"}]),
     (["--dropna"], [{"dropna": True}]),
     (["--drop", "id,name"], [{"drop": ["id", "name"]}]),
+    (["--id-column", "pid"], [{"id-column": "pid"}, {"id_column": "pid"}]),
+    (["--slice-by", "sex,age"], [{"slice-by": ["sex", "age"]}, {"slice_by": "sex,age"}]),
     (["--max-records", "50"], [{"max-records": 50}, {"max_records": 50}]),
     (["--fprs", "0.05,0.2"], [{"fprs": [0.05, 0.2]}]),
     (["--base-rates", "0.5,1:3"], [{"base_rates": [0.5, 0.25]}, {"base-rates": "0.5,1:3"}]),

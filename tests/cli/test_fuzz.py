@@ -60,6 +60,7 @@ NOISE = [
     "sklearn.linear_model.LogisticRegression",
 ]
 SYNTH = ["audit-synthetic", "--original", "original.csv", "--synthetic", "synthetic.csv"]
+FITTED = ["audit-fitted", "--members", "good.csv", "--non-members", "good.csv", "--target", "label"]
 TRAIN = ["--data", "good.csv", "--target", "label", "--noise-multiplier", "1"]
 POPEN = ["--model", "subprocess.Popen", "--params", '{"args": "touch X", "shell": true}']
 
@@ -292,6 +293,16 @@ CASES: list[tuple[str, list[str]] | object] = [
     ("config: Popen trainer", ["audit", "--config", "popen.yaml", "--quiet"]),
     ("config: allow-model inside", ["audit", "--config", "allow_inside.yaml", "--quiet"]),
     ("config: confidence text", audit("--config", "confidence_text.yaml")),
+    # -- audit-scores / audit-fitted (issue 11): refused before the run folder is made
+    ("scores: no such file", ["audit-scores", "--predictions", "nope.csv", "--out", "X"]),
+    ("scores: empty file", ["audit-scores", "--predictions", "empty.csv", "--out", "X"]),
+    ("scores: not a predictions file", ["audit-scores", "--predictions", "good.csv", "--out", "X"]),
+    ("fitted: no such model file", [*FITTED, "--model-file", "nope.skops", "--out", "X"]),
+    ("fitted: a table as model file", [*FITTED, "--model-file", "good.csv", "--out", "X"]),
+    (
+        "fitted: reference models without population",
+        [*FITTED, "--model-file", "nope.skops", "--reference-models", "4", "--out", "X"],
+    ),
     # -- audit-synthetic
     ("synthetic: no original", ["audit-synthetic", "--synthetic", "synthetic.csv", "--out", "prev"]),
     (

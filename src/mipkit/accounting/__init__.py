@@ -39,8 +39,8 @@ _MODULES: dict[str, str] = {
     "certified_precision eta_from_curve eta_from_dp mip_tpr_bound replace_one_curve singling_out_bound "
     "success_bound tpr_at_fpr_bound",
     "profile": "risk_profile",
-    "pld": "DEFAULT_DPSGD_DISCRETIZATION DEFAULT_GAUSSIAN_DISCRETIZATION DEFAULT_TOLERANCE PLDCurve "
-    "default_discretization pld_curve privacy_loss_distribution",
+    "pld": "DEFAULT_DPSGD_DISCRETIZATION DEFAULT_EPSILON_RTOL DEFAULT_GAUSSIAN_DISCRETIZATION "
+    "DEFAULT_TOLERANCE PLDCurve default_discretization pld_curve privacy_loss_distribution",
     "heterogeneous": "group_steps heterogeneous_curve heterogeneous_pld",
     "targets": "TARGETS AdvantageTarget EpsilonTarget EtaTarget PrecisionTarget RiskTarget SuccessTarget "
     "TprAtFprTarget target_from_dict",

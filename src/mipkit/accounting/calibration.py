@@ -183,7 +183,7 @@ def calibrate(
         Relative tolerance on the noise for PLD curves (default 0.005): the answer is proved within it of
         the minimal safe noise, or ``minimal`` is False (cost cap reached).
     max_points : int, optional
-        Cost cap: the most points of a composed PLD (default 4,000,000).
+        Cost cap: the most points of a composed PLD (default 8,000,000).
 
     Returns
     -------

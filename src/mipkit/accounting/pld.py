@@ -44,6 +44,7 @@ until the two sides agree to a tolerance (``1e-4`` on every risk; docs/theory.md
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,12 +54,20 @@ from dp_accounting.pld import privacy_loss_distribution as pld_lib
 from mipkit._validation import MipkitValueError, check_delta, check_epsilon, check_interval, check_positive
 from mipkit.accounting import mechanisms as rec
 from mipkit.accounting.mechanisms import Mechanism
-from mipkit.accounting.pld_build import DEFAULT_MAX_POINTS, DEFAULT_TOLERANCE, adaptive_pld_pair, record_pld
+from mipkit.accounting.pld_build import (
+    DEFAULT_EPSILON_RTOL,
+    DEFAULT_MAX_POINTS,
+    DEFAULT_TOLERANCE,
+    adaptive_pld_pair,
+    epsilon_interval,
+    record_pld,
+)
 from mipkit.accounting.pld_vertices import Lines, Vertices, envelope, positive_part, symmetric_vertices
 from mipkit.accounting.tradeoff import TradeoffCurve, check_alpha
 
 __all__ = [
     "DEFAULT_DPSGD_DISCRETIZATION",
+    "DEFAULT_EPSILON_RTOL",
     "DEFAULT_GAUSSIAN_DISCRETIZATION",
     "DEFAULT_TOLERANCE",
     "PLDCurve",
@@ -98,6 +107,11 @@ class PLDCurve(TradeoffCurve):
     side : {"upper", "lower"}, default="upper"
     tolerance, width : float, optional
         The tolerance the grid was refined for and the width reached (:func:`pld_curve`).
+    epsilon_rtol : float, optional
+        With a record and a tolerance: the relative tolerance of :meth:`epsilon_interval` (the grid is
+        refined for each delta asked until the two epsilons agree to it); default ``1e-3``.
+    max_points : int, optional
+        The cost cap of that refinement (points of a composed PLD).
 
     Notes
     -----
@@ -115,6 +129,8 @@ class PLDCurve(TradeoffCurve):
     side: str = "upper"
     tolerance: float | None = None
     width: float | None = None
+    epsilon_rtol: float | None = None
+    max_points: int = DEFAULT_MAX_POINTS
 
     def __post_init__(self) -> None:
         if not isinstance(self.pld, pld_lib.PrivacyLossDistribution):
@@ -157,6 +173,7 @@ class PLDCurve(TradeoffCurve):
                 cache["lower"] = PLDCurve(
                     low, mechanism=self.mechanism, side="lower", tolerance=self.tolerance, width=self.width
                 )
+                cache["lower"]._cache["upper"] = self  # its epsilon comes from epsilon_interval
         return cache["lower"]
 
     # -- lazily built pieces ------------------------------------------------------------------------
@@ -275,9 +292,54 @@ class PLDCurve(TradeoffCurve):
         return float(min(max(float(self.pld.get_delta_for_epsilon(eps)), 0.0), 1.0))
 
     def epsilon_for_delta(self, delta: float) -> float:
-        """Smallest epsilon with ``delta(epsilon) <= delta``: ``pld.get_epsilon_for_delta``."""
+        """Smallest epsilon with ``delta(epsilon) <= delta``: ``pld.get_epsilon_for_delta``; for a curve
+        built for a tolerance, its side of :meth:`epsilon_interval` (the grid refined for the delta)."""
         d = check_delta(delta, owner="PLDCurve.epsilon_for_delta")
+        upper = self._cache.get("upper")  # type: ignore[attr-defined]
+        if upper is not None:
+            return upper.epsilon_interval(d)[1]
+        if self.side == "upper" and self.tolerance is not None and self.mechanism is not None:
+            return self.epsilon_interval(d)[0]
         return float(self.pld.get_epsilon_for_delta(d))
+
+    def epsilon_interval(self, delta: float) -> tuple[float, float]:
+        """``(upper, lower)`` epsilon at ``delta``: the exact epsilon lies between them.
+
+        For a curve built for a tolerance (:func:`pld_curve`) the grid is refined for this delta until
+        ``upper - lower <= epsilon_rtol * upper`` (default ``1e-3``), within ``max_points``
+        (:func:`mipkit.accounting.pld_build.epsilon_interval`; a probability width does not bound the
+        epsilon width, which the slope of ``delta(eps)`` sets). Cached per delta. A fixed-grid curve gives
+        the epsilons of its own two PLDs; a lower curve gives its upper curve's interval (or, bare, its own
+        epsilon twice).
+        """
+        d = check_delta(delta, owner="PLDCurve.epsilon_interval")
+        cache = self._cache  # type: ignore[attr-defined]
+        if self.side == "lower":
+            if "upper" in cache:
+                return cache["upper"].epsilon_interval(d)
+            return (float(self.pld.get_epsilon_for_delta(d)),) * 2
+        key = ("epsilon", d)
+        if key not in cache:
+            lower = self.lower_curve().pld
+            own = (float(self.pld.get_epsilon_for_delta(d)), float(lower.get_epsilon_for_delta(d)))
+            rtol = DEFAULT_EPSILON_RTOL if self.epsilon_rtol is None else self.epsilon_rtol
+            met = not math.isfinite(own[0]) or own[0] - own[1] <= rtol * own[0]
+            if self.tolerance is None or self.mechanism is None or met:
+                cache[key] = own
+            else:
+                # start from the finest pair an earlier delta built; the own grid's bounds stay valid
+                start = cache.get("epsilon_pair")
+                up, low, *pair, _ = epsilon_interval(
+                    self.mechanism,
+                    d,
+                    *(start or (self.pld, lower)),
+                    rtol=rtol,
+                    max_points=self.max_points,
+                    known=None if start else own,
+                )
+                cache["epsilon_pair"] = tuple(pair)
+                cache[key] = (min(up, own[0]), max(low, own[1]))
+        return cache[key]
 
     # -- one-point queries from the supporting lines (the calibration loop's fast path) ---------------
     def tpr_at_fpr(self, alpha: float) -> float:
@@ -309,7 +371,8 @@ class PLDCurve(TradeoffCurve):
             "side": self.side,
         }
         if self.tolerance is not None:
-            out |= {"tolerance": self.tolerance, "width": self.width}
+            rtol = DEFAULT_EPSILON_RTOL if self.epsilon_rtol is None else self.epsilon_rtol
+            out |= {"tolerance": self.tolerance, "width": self.width, "epsilon_rtol": rtol}
         return out
 
 
@@ -387,12 +450,15 @@ def pld_curve(
     value_discretization_interval: float | None = None,
     tolerance: float | None = None,
     max_points: int = DEFAULT_MAX_POINTS,
+    epsilon_rtol: float | None = None,
 ) -> PLDCurve:
     """The :class:`PLDCurve` of a record, with its lower side.
 
     With ``value_discretization_interval`` the grid is fixed (the lower side is built on first use);
     otherwise it is refined until the two sides agree to ``tolerance`` (default ``1e-4``; at most
-    ``max_points`` points in the composed PLD): :func:`mipkit.accounting.pld_build.adaptive_pld_pair`.
+    ``max_points`` points in the composed PLD): :func:`mipkit.accounting.pld_build.adaptive_pld_pair`;
+    an epsilon asked of it is refined further to ``epsilon_rtol`` relative (default ``1e-3``;
+    :meth:`PLDCurve.epsilon_interval`).
     :func:`mipkit.accounting.tradeoff_curve` calls it for DP-SGD and compositions; call it directly for the
     PLD version of a mechanism that also has a closed form (e.g. to compare the two).
     """
@@ -407,4 +473,15 @@ def pld_curve(
     pair = adaptive_pld_pair(
         m, tolerance=tol, max_points=max_points, curve_of=lambda p: PLDCurve(p, mechanism=m)
     )
-    return PLDCurve(pair.upper, mechanism=m, pld_lower=pair.lower, tolerance=tol, width=pair.width)
+    rtol = check_interval(
+        "epsilon_rtol", DEFAULT_EPSILON_RTOL if epsilon_rtol is None else epsilon_rtol, 0.0, 1.0, owner=owner
+    )
+    return PLDCurve(
+        pair.upper,
+        mechanism=m,
+        pld_lower=pair.lower,
+        tolerance=tol,
+        width=pair.width,
+        epsilon_rtol=rtol,
+        max_points=max_points,
+    )

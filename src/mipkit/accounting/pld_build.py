@@ -12,6 +12,9 @@ only discretisation error is that of one step, of second order in ``d`` on both 
 :func:`adaptive_pld_pair` refines the grid until the two sides agree: the width of the curve (the largest
 gap between the upper and lower TPR over a fixed set of FPRs, and between the two advantages) is at most
 the tolerance, or the next grid would exceed the cost cap (the number of points of the composed PLD).
+:func:`epsilon_interval` refines further, for one delta, until the upper and lower epsilons agree to a
+relative tolerance (the width in probability does not bound the width in epsilon, whose scale is set by the
+slope of ``delta(eps)``), under the same cap.
 """
 
 from __future__ import annotations
@@ -33,11 +36,13 @@ from mipkit.accounting import pld_pmfs as pmfs
 from mipkit.accounting.mechanisms import Mechanism
 
 __all__ = [
+    "DEFAULT_EPSILON_RTOL",
     "DEFAULT_MAX_POINTS",
     "DEFAULT_TOLERANCE",
     "PLDPair",
     "adaptive_pld_pair",
     "curve_width",
+    "epsilon_interval",
     "initial_grid",
     "pld_size",
     "record_pld",
@@ -46,8 +51,10 @@ __all__ = [
 
 #: Default tolerance: the largest gap allowed between the upper and lower value of a risk (a probability).
 DEFAULT_TOLERANCE = 1e-4
+#: Default relative tolerance of an epsilon answer: ``(eps_upper - eps_lower) / eps_upper`` at a delta.
+DEFAULT_EPSILON_RTOL = 1e-3
 #: Cost cap of the adaptive grid: the most points a composed PLD may have (a few hundred MB of FFT).
-DEFAULT_MAX_POINTS = 4_000_000
+DEFAULT_MAX_POINTS = 8_000_000
 #: FPRs at which the width of a curve is measured (log-spaced; the advantage is measured too).
 WIDTH_FPRS = np.concatenate([np.logspace(-6, -1, 16), np.linspace(0.15, 0.95, 9)])
 #: Truncation of the composed tails (``dp_accounting``'s default): moved to ``+inf`` on the upper side,
@@ -338,3 +345,50 @@ def adaptive_pld_pair(
         if pld_size(upper) * factor > max_points or d / factor < 1e-9:
             return PLDPair(upper, lower, d, width, tolerance, False, grids)
         d /= factor
+
+
+def _epsilons(upper: Any, lower: Any, delta: float) -> tuple[float, float]:
+    return float(upper.get_epsilon_for_delta(delta)), float(lower.get_epsilon_for_delta(delta))
+
+
+def epsilon_interval(
+    mechanism: Mechanism,
+    delta: float,
+    upper: Any,
+    lower: Any,
+    *,
+    rtol: float = DEFAULT_EPSILON_RTOL,
+    max_points: int = DEFAULT_MAX_POINTS,
+    known: tuple[float, float] | None = None,
+) -> tuple[float, float, Any, Any, bool]:
+    """Upper and lower epsilon at ``delta``, the grid refined until they agree to ``rtol`` relative.
+
+    Starts from ``upper`` and ``lower``, the record's two PLDs on one grid (the pessimistic epsilon is
+    never below the exact one, the optimistic never above it) and, while ``eps_up - eps_low > rtol eps_up``,
+    divides the grid by ``clip(1.25 sqrt(gap / (rtol eps_up)), 2, 10)`` (both sides err at second order in
+    the grid), stopping before a grid whose composed PLD would exceed ``max_points`` points. Every grid gives
+    valid bounds, so the answer is the smallest upper and the largest lower epsilon seen. An infinite upper
+    epsilon (the mass at ``+inf`` exceeds ``delta``) is not refined. ``known``: the two epsilons of
+    ``upper`` and ``lower`` when already computed.
+
+    Returns
+    -------
+    (eps_upper, eps_lower, upper, lower, met) : tuple
+        ``upper`` and ``lower`` are the PLDs of the last grid built (to start the next delta from);
+        ``met`` says whether the relative gap is within ``rtol``.
+    """
+    up, low = _epsilons(upper, lower, delta) if known is None else known
+    d, size = float(upper._pmf_remove._discretization), pld_size(upper)  # private: no accessor
+
+    def met(u: float, lo: float) -> bool:
+        return (not math.isfinite(u)) or u - lo <= rtol * u
+
+    while not met(up, low):
+        factor = min(max(1.25 * math.sqrt((up - low) / (rtol * up)), 2.0), 10.0)
+        if size * factor > max_points or d / factor < 1e-9:
+            return up, low, upper, lower, False
+        d /= factor
+        upper, lower = record_pld(mechanism, d, "upper"), record_pld(mechanism, d, "lower")
+        new_up, new_low = _epsilons(upper, lower, delta)
+        up, low, size = min(up, new_up), max(low, new_low), pld_size(upper)
+    return up, low, upper, lower, True

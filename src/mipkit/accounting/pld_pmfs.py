@@ -12,10 +12,10 @@ ratio ``X = e^L``; its privacy profile is ``delta(eps) = E_Q[(X - e^eps)_+]`` (p
   onto the grid, a *dominating pair*, and composition keeps the order (Zhu, Dong & Wang 2022, Thm 10);
 * **optimistic** when its profile lies below ``delta`` everywhere (:func:`optimistic_pmf`): the largest
   convex piecewise-linear function with kinks on the grid found below ``delta`` from ``delta`` at the grid
-  points and the midpoints (``chord - delta`` is concave with zero ends, so its maximum on a cell is at most
-  twice its midpoint value). Its second differences are the masses of a sub-probability ``H`` on the grid
-  with ``E_H[(Y - c)_+] <= E_Q[(X - c)_+]`` for every ``c``: ``H`` is below ``X`` in the increasing convex
-  order, an order kept by products of independent likelihood ratios, i.e. by composition. Unlike
+  points and the quarter points of each cell (``chord - delta`` is concave with zero ends, so secants
+  through those samples bound it). Its second differences are the masses of a sub-probability ``H`` on the
+  grid with ``E_H[(Y - c)_+] <= E_Q[(X - c)_+]`` for every ``c``: ``H`` is below ``X`` in the increasing
+  convex order, an order kept by products of independent likelihood ratios, i.e. by composition. Unlike
   rounding every loss down ("privacy buckets", ``dp_accounting``'s ``pessimistic_estimate=False``), whose
   error grows like ``T d / 2`` over ``T`` steps, both sides here err at second order in ``d``.
 
@@ -239,19 +239,31 @@ def dual_pmf(pmf: pld_pmf.PLDPmf, *, pessimistic: bool) -> pld_pmf.DensePLDPmf:
 
 
 def _lower_hull_indices(x: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Indices of the lower convex hull of points sorted by ``x`` (drop non-convex points until none)."""
+    """Indices of the lower convex hull of points sorted by ``x``: a few vectorised rounds that drop
+    non-convex points (float noise), then Andrew's monotone chain on what is left (exact, linear time)."""
     idx = np.arange(x.size)
-    while idx.size > 2:
-        xs, ys = x[idx], y[idx]
-        s = np.diff(ys) / np.diff(xs)
+    for _ in range(8):
+        if idx.size <= 2:
+            return idx
+        s = np.diff(y[idx]) / np.diff(x[idx])
         bad = np.nonzero(np.diff(s) < 0.0)[0] + 1
         if bad.size == 0:
-            break
-        # drop every other offender (neighbours of a dropped point are re-tested next round)
+            return idx
         keep = np.ones(idx.size, dtype=bool)
         keep[bad[np.concatenate([[True], np.diff(bad) > 1])]] = False
         idx = idx[keep]
-    return idx
+    xs, ys = x[idx].tolist(), y[idx].tolist()
+    hull: list[int] = []
+    for j in range(len(xs)):
+        while len(hull) >= 2:
+            a, b = hull[-2], hull[-1]
+            # drop b when it lies on or above the segment from a to j
+            if (ys[b] - ys[a]) * (xs[j] - xs[a]) >= (ys[j] - ys[a]) * (xs[b] - xs[a]):
+                hull.pop()
+            else:
+                break
+        hull.append(j)
+    return idx[np.asarray(hull, dtype=np.int64)]
 
 
 def _kink_indices(k_lo: int, k_hi: int, d: float) -> np.ndarray:
@@ -271,17 +283,58 @@ def _kink_indices(k_lo: int, k_hi: int, d: float) -> np.ndarray:
     return np.unique(np.concatenate([[k_lo], coarse, fine]))
 
 
+def _half_bound(ua: np.ndarray, ub: np.ndarray, lb: np.ndarray, lc: np.ndarray) -> np.ndarray:
+    """Bound on a concave ``phi >= 0`` with ``phi(0) = 0`` over ``[0, 1/2]`` of a cell, from ``phi`` at
+    ``1/4, 1/2, 3/4`` known within ``[l, u]`` (``a``, ``b``, ``c``). On ``[0, 1/4]`` ``phi`` is below the
+    secant through the samples at 1/4 and 1/2 extended left; on ``[1/4, 1/2]`` below both the secant from 0
+    through 1/4 and the secant through 1/2 and 3/4 extended left (each line written so that an upper value
+    enters with a positive weight and a lower value with a negative one)."""
+    outer = np.maximum(ua, 2.0 * ua - lb)
+
+    def both(t: np.ndarray) -> np.ndarray:
+        first = 4.0 * ua * t
+        second = ub * (3.0 - 4.0 * t) + lc * (4.0 * t - 2.0)
+        return np.minimum(first, second)
+
+    den = 4.0 * (ua + ub - lc)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cross = np.where(den > 0, (3.0 * ub - 2.0 * lc) / den, 0.25)
+    cross = np.clip(np.nan_to_num(cross, nan=0.25), 0.25, 0.5)
+    inner = np.maximum.reduce([both(np.full_like(ua, 0.25)), both(np.full_like(ua, 0.5)), both(cross)])
+    return np.maximum(outer, inner)
+
+
+def _chord_gap_bound(delta_fn: DeltaFn, c: np.ndarray, dl: np.ndarray, mk: np.ndarray) -> np.ndarray:
+    """An upper bound on ``max (chord - delta)`` over each cell ``[c_k, c_{k+1}]``.
+
+    ``phi = chord - delta`` is concave and 0 at both ends. From its values at the quarter points (each known
+    within a float allowance), :func:`_half_bound` bounds it on each half by secants; for a quadratic
+    ``phi`` the bound is 1.125 times the true maximum (the midpoint alone would give 2).
+    """
+    lo, hi = c[:-1], c[1:]
+    ups, lows = [], []
+    for frac in (0.25, 0.5, 0.75):
+        dx = np.asarray(delta_fn(np.log(lo + frac * (hi - lo))), dtype=float)
+        phi = dl[:-1] + frac * (dl[1:] - dl[:-1]) - dx
+        slack = _MARGIN_REL * dx + _MARGIN_ABS + np.maximum(mk[:-1], mk[1:])
+        ups.append(np.maximum(phi + slack, 0.0))
+        lows.append(np.maximum(phi - slack, 0.0))
+    left = _half_bound(ups[0], ups[1], lows[1], lows[2])
+    right = _half_bound(ups[2], ups[1], lows[1], lows[0])  # the mirror image of the cell
+    return np.maximum(left, right)
+
+
 def optimistic_pmf(
     delta_fn: DeltaFn, k_lo: int, k_hi: int, d: float, q_at_least_lo: float
 ) -> pld_pmf.DensePLDPmf:
     """A pmf on the grid whose privacy profile lies below ``delta`` everywhere (module docstring).
 
-    With ``c_k = e^{k d}``: ``v_k = delta(c_k) - margin - max(G_{k-1}, G_k)`` where ``G_k`` is twice the
-    midpoint gap of the chord on ``[c_k, c_{k+1}]`` (a bound on ``chord - delta`` there); the last point is
+    With ``c_k = e^{k d}``: ``v_k = delta(c_k) - margin - max(G_{k-1}, G_k)`` where ``G_k`` bounds the gap
+    between the chord and ``delta`` on ``[c_k, c_{k+1}]`` (:func:`_chord_gap_bound`); the last point is
     set to 0 and points beyond the first ``v_k < 0`` are dropped; ``psi`` is the lower convex hull of the
-    points (the first point lowered until the hull's first slope is at least ``-Q(L >= eps_lo)``),
-    continued left of ``c_lo`` with slope ``-Q(L >= eps_lo)``. The masses of ``Q`` are the slope changes of
-    ``psi`` and those of ``P`` are ``c_k`` times them; the total is capped at 1.
+    points, continued left of ``c_lo`` with slope ``-Q(L >= eps_lo)``. The masses of ``Q`` are the slope
+    changes of ``psi`` and those of ``P`` are ``c_k`` times them; where the first segments fall faster than
+    ``Q(L >= eps_lo)`` allows (their total mass would exceed it), their points are lowered onto that slope.
 
     Parameters
     ----------
@@ -297,12 +350,8 @@ def optimistic_pmf(
     k = _kink_indices(k_lo, k_hi, d)
     c = np.exp(k * d)
     dl = np.asarray(delta_fn(k * d), dtype=float)
-    cm = 0.5 * (c[:-1] + c[1:])
-    dm = np.asarray(delta_fn(np.log(cm)), dtype=float)
     mk = _MARGIN_REL * dl + _MARGIN_ABS
-    mm = _MARGIN_REL * dm + _MARGIN_ABS
-    gap = 0.5 * (dl[:-1] + dl[1:]) - dm
-    g = 2.0 * (np.maximum(gap, 0.0) + mm + 0.5 * (mk[:-1] + mk[1:]))
+    g = _chord_gap_bound(delta_fn, c, dl, mk)
     gk = np.zeros_like(dl)
     gk[:-1] = g
     gk[1:] = np.maximum(gk[1:], g)
@@ -315,21 +364,24 @@ def optimistic_pmf(
     probs = np.zeros(k_hi - k_lo + 1)
     if last >= 1:
         allowed = min(max(q_at_least_lo - _MARGIN_ABS, 0.0), 1.0)
-        for _ in range(64):  # lower the first point until the first slope is at most the mass allowed
-            idx = _lower_hull_indices(cc, v)
-            x, y = cc[idx], v[idx]
-            first = -(y[1] - y[0]) / (x[1] - x[0])
-            if first <= allowed:
-                break
-            v[idx[0]] = y[1] + allowed * (x[1] - x[0])
+        idx = _lower_hull_indices(cc, v)
+        x, y = cc[idx], v[idx].copy()
         s = np.diff(y) / np.diff(x)
+        steep = np.nonzero(s >= -allowed)[0]
+        j = int(steep[0]) if steep.size else s.size
+        for i in range(j - 1, -1, -1):
+            # the first segments fall faster than the mass allowed: lower their points (from the right)
+            # onto slope -allowed, which keeps psi below delta and convex
+            y[i] = min(y[i], y[i + 1] + allowed * (x[i + 1] - x[i]))
+        s = np.diff(y) / np.diff(x)
+        first = -float(s[0])
         h = np.empty(idx.size)
         h[1:-1] = s[1:] - s[:-1]
         h[-1] = -s[-1]
         h[0] = max(allowed - first, 0.0)
         h = np.maximum(h, 0.0)
         total = float(h.sum())
-        if total > 1.0:
-            h /= total
+        if total > allowed and total > 0.0:  # float rounding only
+            h *= allowed / total
         probs[k[idx] - k_lo] = h * x
     return pld_pmf.DensePLDPmf(d, k_lo, probs, 0.0, False)

@@ -55,6 +55,14 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "audit",
         "Audit a trainer: K models on random halves, LOSS/LiRA/RMIA/LTU attacks, metrics and a report.",
     ),
+    "audit-fitted": (
+        "audit_fitted",
+        "Audit a fitted model: its outputs on members vs non-members (LOSS; LiRA/RMIA with references).",
+    ),
+    "audit-scores": (
+        "audit_scores",
+        "Audit a model from a predictions file: labels, membership and outputs in, metrics out.",
+    ),
     "audit-synthetic": (
         "audit_synthetic",
         "Audit synthetic data: NNAA privacy loss, DCR attack, attribute inference vs non-member baseline.",

@@ -141,6 +141,8 @@ def json_view(results: dict, run_dir: Path) -> dict:
         "verdict": results.get("verdict"),
         "headline": results.get("headline"),
         "provenance": results.get("provenance"),
+        "records": results.get("records"),
+        "slices": results.get("slices"),
         "run_dir": str(run_dir),
         "report": str(run_dir / "report.html") if (run_dir / "report.html").is_file() else None,
     }
@@ -176,9 +178,77 @@ def print_human(results: dict, run_dir: Path) -> None:
             escape(f"{a['eta']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"),
         )
     console.print(table)
+    print_slices(console, results)
     for line in plain_summary(results):
         console.print(escape(f"- {line}"))
     console.print(escape(f"Report: {run_dir / 'report.html'}"))
+
+
+def _two_lines(value: float | None, ci, digits: int, scale: float = 1.0, unit: str = "") -> str:
+    if value is None:
+        return ""
+    text = f"{scale * value:.{digits}f}{unit}"
+    return text if not ci else f"{text}\n[{scale * ci[0]:.{digits}f}, {scale * ci[1]:.{digits}f}]"
+
+
+def print_slices(console, results: dict) -> None:
+    """The per-subgroup table (``results["slices"]``) as a Rich table (estimate above its interval), then how
+    numeric columns were binned and which subgroups are more exposed."""
+    from rich import box
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.table import Table
+
+    slices = results.get("slices")
+    if not slices or not slices.get("overall"):
+        return
+    columns = slices.get("columns") or {}
+    fprs = list(slices["overall"].get("tpr_at_fpr") or {})
+    conf = f"{100 * float(slices.get('confidence', 0.95)):g}%"
+    title = f"Subgroups ({slices.get('attack')}; {conf} cluster intervals)"
+    table = Table(title=title, show_lines=True, box=box.SIMPLE_HEAD)
+    rows = [slices["overall"], *slices["groups"]]
+    names = ["all records", *[f"{r['column']} = {r['group']}" for r in slices["groups"]]]
+    table.add_column("subgroup", min_width=min(max(map(len, names)), 40))
+    for col in ["feature", "records", "trials in/out", "AUC", *[f"TPR@{f}" for f in fprs], "eta"]:
+        table.add_column(col, justify="right", no_wrap=True)
+    table.add_column("more exposed", no_wrap=True)
+    for name, r in zip(names, rows, strict=True):
+        info = columns.get(r["column"], {})
+        kind = (
+            "target"
+            if info.get("kind") == "true class"
+            else {True: "yes", False: "no"}.get(info.get("is_feature"), "")
+        )
+        cells = [name, kind, str(r["n_records"]), f"{r['member_trials']}/{r['nonmember_trials']}"]
+        if r.get("auc") is None:
+            cells += ["too few records", *["" for _ in fprs], "", ""]
+        else:
+            cells.append(_two_lines(r["auc"], r["auc_ci"], 3))
+            cells += [_two_lines(r["tpr_at_fpr"][f], r["tpr_at_fpr_ci"][f], 1, 100, "%") for f in fprs]
+            cells.append(_two_lines(r["eta"], r["eta_ci"], 3))
+            flag = r.get("more_exposed")
+            cells.append(
+                "" if flag is None else ("yes: " + ", ".join(r["more_exposed_by"]) if flag else "no")
+            )
+        table.add_row(*[escape(c) for c in cells])
+    if not console.is_terminal:  # a file or a pipe: no terminal to fit, keep the rows whole
+        console = Console(width=max(console.width, 180))
+    console.print(table)
+    for column, info in columns.items():
+        if info.get("binning"):
+            console.print(escape(f"{column}: {info['binning']}."))
+    flagged = [f"{r['column']} = {r['group']}" for r in slices["groups"] if r.get("more_exposed")]
+    console.print(
+        escape(
+            (
+                "More exposed subgroups: " + "; ".join(flagged)
+                if flagged
+                else "No subgroup is measurably more exposed than all records"
+            )
+            + f" ({slices.get('rule')})."
+        )
+    )
 
 
 def register(app: typer.Typer) -> None:
@@ -215,6 +285,18 @@ def register(app: typer.Typer) -> None:
         ),
         dropna: bool = typer.Option(False, "--dropna/--no-dropna", help="Drop rows with missing values."),
         drop: str = typer.Option(None, "--drop", help="Comma-separated columns to leave out (identifiers)."),
+        id_column: str = typer.Option(
+            None,
+            "--id-column",
+            help="Column of unique record ids: never a feature; named in scores.parquet and the report "
+            "(without it, records are named by their row in the table).",
+        ),
+        slice_by: str = typer.Option(
+            None,
+            "--slice-by",
+            help="Comma-separated columns (features or not) whose subgroups get AUC, TPR@FPR and eta with "
+            "intervals; the true class ('label') is always sliced.",
+        ),
         max_records: int = typer.Option(
             None, "--max-records", help="Seeded random subsample of this many records."
         ),
@@ -309,6 +391,8 @@ def register(app: typer.Typer) -> None:
             scale=scale,
             include_labels=include_labels,
             n_boot=n_boot,
+            id_column=id_column,
+            slice_by=_names(slice_by) or (),
         )
         from mipkit.workflows.audit_verdict import check_policy
 

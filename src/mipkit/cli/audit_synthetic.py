@@ -57,6 +57,22 @@ def _check_list(flag: str, text: str, allowed: tuple[str, ...]) -> tuple[str, ..
     return items
 
 
+def _check_linkability(text: str | None) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """``--linkability "a,b;c,d"``: two comma lists of columns separated by a semicolon."""
+    from mipkit._validation import MipkitValueError
+
+    if text is None:
+        return None
+    halves = str(text).split(";")
+    parts = [tuple(dict.fromkeys(c.strip() for c in h.split(",") if c.strip())) for h in halves]
+    if len(parts) != 2 or not all(parts):
+        raise MipkitValueError(
+            "--linkability must be two comma-separated column lists separated by ';' "
+            f'(e.g. "age,sex;education,hr_per_week"). Got {text!r}.'
+        )
+    return parts[0], parts[1]
+
+
 def _sources(**paths: str | None) -> dict:
     """File name and SHA-256 (first 16 hex digits) of each input file, for the report's provenance."""
     import hashlib
@@ -89,7 +105,9 @@ def register(app: typer.Typer) -> None:
         known: list[str] = typer.Option(
             None, "--known", help="Column the attacker knows (repeatable; default: all other columns)."
         ),
-        n_attacks: int = typer.Option(500, "--n-attacks", help="Inference targets per secret."),
+        n_attacks: int = typer.Option(
+            500, "--n-attacks", help="Inference targets per secret (and linkability targets)."
+        ),
         tolerance: float = typer.Option(0.05, "--tolerance", help="Numeric secrets: share of the range."),
         metric: str = typer.Option("mixed", "--metric", help="mixed (range-L1 + mismatch) or euclidean."),
         max_nnaa_rows: int = typer.Option(20000, "--max-nnaa-rows", help="Cap on each NNAA set."),
@@ -131,6 +149,24 @@ def register(app: typer.Typer) -> None:
             "--certificate",
             help="The synthesizer's certificate.json: certified bounds beside the measured ones.",
         ),
+        singling_out: int = typer.Option(
+            None,
+            "--singling-out",
+            help="Singling-out attack: this many predicates per mode (univariate, multivariate), against "
+            "the non-member records. Off by default.",
+        ),
+        singling_out_cols: int = typer.Option(
+            3, "--singling-out-cols", help="Conditions per multivariate singling-out predicate."
+        ),
+        linkability: str = typer.Option(
+            None,
+            "--linkability",
+            help='Linkability attack: the attacker\'s two column subsets, e.g. "age,sex;education,race", '
+            "joined through the nearest synthetic records. Off by default.",
+        ),
+        linkability_neighbors: int = typer.Option(
+            1, "--linkability-neighbors", help="Nearest synthetic records per half that may link them."
+        ),
     ) -> None:
         """Audit synthetic data: NNAA privacy loss, DCR attack, attribute inference vs non-member baseline."""
         import contextlib
@@ -152,6 +188,10 @@ def register(app: typer.Typer) -> None:
             ("--max-dcr-rows", max_dcr_rows),
         ):
             check_count(flag, rows, kind="rows")
+        check_count("--singling-out", singling_out, kind="rows")
+        check_count("--singling-out-cols", singling_out_cols, kind="rows")
+        check_count("--linkability-neighbors", linkability_neighbors, kind="rows")
+        aux = _check_linkability(linkability)
         hold_run_folder(out)  # checked, and locked until the command ends
         if not 0 <= tolerance <= 1:
             raise MipkitValueError(f"--tolerance must be in [0, 1]. Got {tolerance}.")
@@ -169,6 +209,12 @@ def register(app: typer.Typer) -> None:
             "control": read_table(control) if control else None,
             "holdout": read_table(holdout) if holdout else None,
         }
+        n_columns = tables["original"].shape[1]
+        if singling_out is not None and singling_out_cols > n_columns:
+            raise MipkitValueError(
+                f"--singling-out-cols must be at most {n_columns} (the number of columns). "
+                f"Got {singling_out_cols}."
+            )
         console = Console(stderr=True)
         progress_cm = Progress(
             TextColumn("{task.description}"),
@@ -207,6 +253,10 @@ def register(app: typer.Typer) -> None:
                 random_state=seed,
                 n_jobs=n_jobs,
                 progress=factory,
+                singling_out=singling_out,
+                singling_out_cols=singling_out_cols,
+                linkability=aux,
+                linkability_neighbors=linkability_neighbors,
             )
         run_dir = result.write(out)
         certified = None

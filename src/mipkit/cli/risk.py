@@ -211,7 +211,10 @@ def risk(
         help="Relation the guarantee holds for: add_remove (one record added or removed) or replace_one.",
     ),
     tolerance: float = typer.Option(
-        1e-4, "--tolerance", help="Largest gap between the two sides of a DP-SGD risk (PLD accounting)."
+        1e-4,
+        "--tolerance",
+        help="Largest gap between the two sides of a DP-SGD risk (PLD accounting); an epsilon's two sides "
+        "are refined to 0.1% relative.",
     ),
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
     plot: Path | None = typer.Option(None, "--plot", help="Write the trade-off / precision figure (PNG)."),

@@ -15,6 +15,7 @@ from mipkit.trainers import accepts_soft_targets, fit_many, one_hot
 
 __all__ = [
     "BASE_TRAINERS",
+    "FittedBasePredictions",
     "LeaveOutStatistics",
     "leave_out_logits",
     "leave_out_statistics",
@@ -27,6 +28,26 @@ BASE_TRAINERS = {
     "mlp": "mipkit.trainers.TorchMLPClassifier",
 }
 """Short names accepted for ``base``: JSON parameters (``mipkit audit --params``) can name a base trainer."""
+
+
+class FittedBasePredictions:
+    """Predictions of a defence through its fitted base model ``base_`` (columns follow ``classes_``)."""
+
+    def decision_function(self, X) -> np.ndarray:
+        """The fitted base model's logits: its ``decision_function``, else ``log predict_proba``."""
+        if callable(getattr(self.base_, "decision_function", None)):
+            return self.base_.decision_function(X)
+        return np.log(np.clip(self.base_.predict_proba(X), 1e-300, None))
+
+    def predict_proba(self, X) -> np.ndarray:
+        """The fitted base model's class probabilities (``softmax`` of the logits when it has none)."""
+        if callable(getattr(self.base_, "predict_proba", None)):
+            return np.asarray(self.base_.predict_proba(X), dtype=np.float64)
+        return softmax(self.decision_function(X), axis=1)
+
+    def predict(self, X) -> np.ndarray:
+        """The most probable class."""
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
 
 def resolve_base(base: Any, base_params: dict | None, owner: str) -> Any:

@@ -5,11 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
 from mipkit._validation import check_interval
-from mipkit.defences._base import resolve_base
+from mipkit.defences._base import FittedBasePredictions, resolve_base
 from mipkit.defences.soft_labels import _check_labels
 from mipkit.trainers import fit_many, one_hot
 
@@ -21,7 +20,7 @@ def smoothed_targets(codes: np.ndarray, n_classes: int, a: float) -> np.ndarray:
     return (1.0 - a) * one_hot(codes, n_classes) + a / n_classes
 
 
-class LabelSmoothing(ClassifierMixin, BaseEstimator):
+class LabelSmoothing(FittedBasePredictions, ClassifierMixin, BaseEstimator):
     """Train a base classifier on smoothed labels ``(1 - a) * onehot + a * uniform``.
 
     Parameters
@@ -88,19 +87,3 @@ class LabelSmoothing(ClassifierMixin, BaseEstimator):
                 est.n_features_in_ = int(X.shape[1])
                 out[m] = est
         return out
-
-    def decision_function(self, X) -> np.ndarray:
-        """The fitted model's logits (columns follow ``classes_``)."""
-        if callable(getattr(self.base_, "decision_function", None)):
-            return self.base_.decision_function(X)
-        return np.log(np.clip(self.base_.predict_proba(X), 1e-300, None))
-
-    def predict_proba(self, X) -> np.ndarray:
-        """The fitted model's class probabilities (columns follow ``classes_``)."""
-        if callable(getattr(self.base_, "predict_proba", None)):
-            return np.asarray(self.base_.predict_proba(X), dtype=np.float64)
-        return softmax(self.decision_function(X), axis=1)
-
-    def predict(self, X) -> np.ndarray:
-        """The most probable class."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]

@@ -24,12 +24,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
 from mipkit._random import check_random_state
 from mipkit._validation import MipkitValueError, check_interval, check_positive_int
 from mipkit.defences._base import (
+    FittedBasePredictions,
     leave_out_logits,
     leave_out_statistics,
     optimally_soft_targets,
@@ -62,7 +62,7 @@ def _check_labels(X: Any, y: Any, owner: str) -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
-class OptimallySoftLabels(ClassifierMixin, BaseEstimator):
+class OptimallySoftLabels(FittedBasePredictions, ClassifierMixin, BaseEstimator):
     """Train a base classifier on Pedersen's optimally soft labels ``softmax(mu + alpha sigma*)``.
 
     Parameters
@@ -414,19 +414,3 @@ class OptimallySoftLabels(ClassifierMixin, BaseEstimator):
         return chosen
 
     # ---------------------------------------------------------------------------------------- predict
-
-    def decision_function(self, X) -> np.ndarray:
-        """The final model's logits (columns follow ``classes_``)."""
-        if callable(getattr(self.base_, "decision_function", None)):
-            return self.base_.decision_function(X)
-        return np.log(np.clip(self.base_.predict_proba(X), 1e-300, None))
-
-    def predict_proba(self, X) -> np.ndarray:
-        """The final model's class probabilities (columns follow ``classes_``)."""
-        if callable(getattr(self.base_, "predict_proba", None)):
-            return np.asarray(self.base_.predict_proba(X), dtype=np.float64)
-        return softmax(self.decision_function(X), axis=1)
-
-    def predict(self, X) -> np.ndarray:
-        """The most probable class."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]

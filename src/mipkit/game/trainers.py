@@ -118,8 +118,9 @@ def _import_object(import_path: str) -> Any:
         obj: Any = importlib.import_module(module_name)
     except ImportError as exc:
         raise MipkitValueError(
-            f"Trainer {import_path!r} cannot be imported: {exc}. Check the spelling, or install the package "
-            "that provides it."
+            f"Trainer {import_path!r} cannot be imported: {exc}. Check the spelling; for a module of your "
+            f"own ({module_name.split('.')[0]}.py), run from the folder that holds it or add that folder to "
+            "PYTHONPATH."
         ) from None
     for part in qualname.split("."):
         try:
@@ -224,8 +225,8 @@ def _import_module(import_path: str, module: str, *, from_working_folder: bool) 
         where = f" or in the working folder {here}" if from_working_folder else ""
         raise MipkitValueError(
             f"Trainer {import_path!r} cannot be imported: no module named {missing!r} among the installed "
-            f"packages{where}. Check the spelling, install the package that provides it, or put "
-            f"{missing.split('.')[0]}.py in the working folder."
+            f"packages{where}. Check the spelling; for a module of your own, run from the folder that holds "
+            f"{missing.split('.')[0]}.py or add that folder to PYTHONPATH."
         ) from None
     except Exception as exc:  # the module itself failed to import
         raise MipkitValueError(

@@ -17,6 +17,7 @@ from mipkit.report.results import SCHEMA_VERSION, read_results, write_json_atomi
 REPORT_BUILDERS: dict[str, str] = {
     "audit": "mipkit.report.audit_report:build",
     "audit-synthetic": "mipkit.report.synthetic_report:build",
+    "audit-fitted": "mipkit.report.fitted_report:build",
     "demo": "mipkit.report.audit_report:build_demo",
 }
 

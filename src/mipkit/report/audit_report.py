@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from mipkit.report.audit_slices_report import slices_section
 from mipkit.report.audit_verdict_report import (
     certificate_sentences,
     certificate_table,
@@ -225,13 +226,17 @@ def precision_table(results: dict) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def top_records(scores: pd.DataFrame, attack: str, k: int = 10) -> pd.DataFrame:
-    """The ``k`` records most exposed to ``attack``: highest hit rate at FPR 1%, then largest score gap."""
+def top_records(
+    scores: pd.DataFrame, attack: str, k: int = 10, *, id_column: str | None = None
+) -> pd.DataFrame:
+    """The ``k`` records most exposed to ``attack``: highest hit rate at FPR 1%, then largest score gap; named
+    by ``record``, ``row`` (position in the table as read) and ``id_column`` when the scores hold them."""
     cols = [c for c in (f"{attack}_hit_rate", f"{attack}_gap") if c in scores]
     if not cols:
         return pd.DataFrame()
     top = scores.sort_values(cols, ascending=False).head(k)
-    keep = [c for c in ("record", "label", "n_member_trials") if c in scores] + cols
+    names = ("record", "row", id_column, "label", "n_member_trials")
+    keep = [c for c in names if c is not None and c in scores] + cols
     if f"{attack}_false_alarm" in scores:
         keep.append(f"{attack}_false_alarm")
     return top[keep].reset_index(drop=True)
@@ -376,12 +381,16 @@ def audit_sections(results: dict, scores: pd.DataFrame | None, *, heading: str =
                     "hit_rate: fraction of the record's member trials flagged at "
                     "the pooled threshold of FPR 1%; "
                     "gap: mean score as member minus as non-member, in standard deviations of all scores; "
-                    "false_alarm: fraction of its non-member trials flagged. The "
-                    "full table is scores.parquet."
+                    "false_alarm: fraction of its non-member trials flagged; record: position in the "
+                    "audited data, row: position in the table as read (before dropna and the subsample). "
+                    "The full table is scores.parquet."
                 ],
-                [top_records(scores, best)],
+                [top_records(scores, best, id_column=(results.get("records") or {}).get("id_field"))],
             )
         )
+    slices = slices_section(results, pre)
+    if slices is not None:
+        sections.append(slices)
     return sections
 
 

@@ -101,6 +101,7 @@ def summary_sentences(res: dict) -> list[str]:
             rk = r["control"]["risk"]
             msg += f"; anonymeter-style risk against the control set {_fmt(rk['value'])}"
         out.append(msg + ".")
+    out += _anonymity_sentences(res)
     skipped = [c for c in res.get("checks", []) if c["status"] == "skipped"]
     if skipped:
         out.append("Not run: " + "; ".join(f"{c['name']} ({c['why']})" for c in skipped) + ".")
@@ -129,7 +130,142 @@ def summary_rows(summary: dict) -> list[tuple[str, str]]:
         attack = r.get("attack")
         text = " / ".join(_fmt(v) for v in values) + (f" ({attack})" if attack else "")
         rows.append((f"inference {secret}: precision / baseline / PI", text))
+    for mode, r in (summary.get("singling_out") or {}).items():
+        ci = r.get("risk_ci") or [None, None]
+        rows.append(
+            (
+                f"singling out ({mode}): members / control / risk [95% CI]",
+                f"{_fmt(r['attack_success'])} / {_fmt(r['control_success'])} / {_fmt(r['risk'])} "
+                f"[{_fmt(ci[0])}, {_fmt(ci[1])}]",
+            )
+        )
+    lk = summary.get("linkability")
+    if lk:
+        ci = lk.get("risk_ci") or [None, None]
+        rows.append(
+            (
+                "linkability: members / control / risk [95% CI]",
+                f"{_fmt(lk['attack_success'])} / {_fmt(lk['control_success'])} / {_fmt(lk['risk'])} "
+                f"[{_fmt(ci[0])}, {_fmt(ci[1])}]",
+            )
+        )
     return rows
+
+
+def _risk_text(risk: dict | None) -> str:
+    if not risk:
+        return "no risk: no non-member records to compare with"
+    lo, hi = risk["ci"]
+    return f"risk {_fmt(risk['value'])} (95% interval {_fmt(lo)} to {_fmt(hi)}; 0 = no more than non-members)"
+
+
+def _anonymity_sentences(res: dict) -> list[str]:
+    """Singling out and linkability, when they were run."""
+    out = []
+    for mode, r in (res.get("singling_out") or {}).items():
+        if r["attack_success"] is None:
+            out.append(f"Singling out ({mode}): {r['note']}.")
+            continue
+        eq = r["equal_size"]
+        same = (
+            ""
+            if eq is None
+            else f" (at one size, {eq['size']} records: {_fmt(100 * eq['attack_success'], 1)}% of training "
+            f"and {_fmt(100 * eq['control_success'], 1)}% of unseen records)"
+        )
+        out.append(
+            f"Singling out ({mode}): {r['n_predicates']} predicates written from the synthetic data isolate "
+            f"exactly one training record {_fmt(100 * r['attack_success']['value'], 1)}% of the time{same}"
+            f"; {_risk_text(r['risk'])}."
+        )
+    lk = res.get("linkability")
+    if lk:
+        ctl = lk["control_success"]
+        out.append(
+            f"Linkability ({' + '.join(lk['aux_cols'][0])} | {' + '.join(lk['aux_cols'][1])}, "
+            f"{lk['n_neighbors']} nearest): the two halves of {_fmt(100 * lk['attack_success']['value'], 1)}"
+            "% "
+            "of training records are joined through a synthetic record"
+            + ("" if ctl is None else f", of unseen records {_fmt(100 * ctl['value'], 1)}%")
+            + f"; {_risk_text(lk['risk'])}."
+        )
+    return out
+
+
+def _anonymity_section(res: dict) -> Section | None:
+    """The singling-out and linkability tables (``None`` when neither was run)."""
+    so, lk = res.get("singling_out") or {}, res.get("linkability")
+    if not so and not lk:
+        return None
+    rows = []
+
+    def ci_text(ci) -> str:
+        return "" if not ci or ci[0] is None else f"[{_fmt(ci[0])}, {_fmt(ci[1])}]"
+
+    for mode, r in so.items():
+        risk, eq = r["risk"] or {}, r["equal_size"] or {}
+        rows.append(
+            {
+                "attack": f"singling out, {mode}"
+                + (f" ({r['n_cols']} columns)" if mode == "multivariate" else ""),
+                "attempts": r["n_predicates"],
+                "members": eq.get("attack_success", (r["attack_success"] or {}).get("value")),
+                "members 95% CI": "",
+                "non-members": eq.get("control_success"),
+                "risk": risk.get("value"),
+                "risk 95% CI": ci_text(risk.get("ci")),
+            }
+        )
+        if r.get("extrapolated"):
+            ex = r["extrapolated"]
+            rows.append(
+                {
+                    "attack": f"singling out, {mode}, control extrapolated (anonymeter)",
+                    "attempts": r["n_predicates"],
+                    "members": r["attack_success"]["value"],
+                    "members 95% CI": ci_text(r["attack_success"]["ci"]),
+                    "non-members": ex["control_success"],
+                    "risk": ex["risk"]["value"],
+                    "risk 95% CI": ci_text(ex["risk"]["ci"]),
+                }
+            )
+    if lk:
+        risk = lk["risk"] or {}
+        rows.append(
+            {
+                "attack": f"linkability, {lk['n_neighbors']} nearest",
+                "attempts": lk["attack_success"]["trials"],
+                "members": lk["attack_success"]["value"],
+                "members 95% CI": ci_text(lk["attack_success"]["ci"]),
+                "non-members": (lk["control_success"] or {}).get("value"),
+                "risk": risk.get("value"),
+                "risk 95% CI": ci_text(risk.get("ci")),
+            }
+        )
+    tables = [pd.DataFrame(rows)]
+    if lk and lk.get("precision_at_base_rate"):
+        tables.append(
+            pd.DataFrame(
+                [
+                    {
+                        "members : non-members": k,
+                        "precision of a link": v["value"],
+                        "95% CI": ci_text(v["ci"]),
+                    }
+                    for k, v in lk["precision_at_base_rate"].items()
+                ]
+            )
+        )
+    text = [
+        "Singling out: predicates written from the synthetic data alone (rare or extreme values; conditions "
+        "on several columns of a synthetic record) succeed when exactly one training record satisfies them. "
+        "Linkability: the two column subsets of a record are joined when their nearest synthetic records "
+        "share one. Both are also run on records the generator never saw; risk = (members - non-members) / "
+        "(1 - non-members), as anonymeter (docs/theory.md section 6). Singling out is compared at one table "
+        "size, the smaller table's (the larger one subsampled exactly); anonymeter's extrapolation of a "
+        "smaller control to the training data's size is shown beside it."
+    ]
+    return Section("Singling out and linkability", text, tables)
 
 
 def _verdict_section(res: dict) -> Section | None:
@@ -345,4 +481,7 @@ def build(run_dir: str | Path) -> tuple[str, list[str], list[Section]]:
                 _inference_figure(res),
             )
         )
+    anonymity = _anonymity_section(res)
+    if anonymity is not None:
+        sections.append(anonymity)
     return title, summary_sentences(res), sections

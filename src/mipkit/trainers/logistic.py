@@ -39,7 +39,21 @@ def _check_X(X, owner: str, n_features: int | None = None) -> np.ndarray:
     return arr
 
 
-class SoftLogisticRegression(ClassifierMixin, BaseEstimator):
+class StackedFit:
+    """``fit`` of a soft-target trainer through its batched ``_fit_stack`` (a stack of one model)."""
+
+    def fit(self, X, y):
+        """Fit on hard labels ``y`` (n,) or soft targets ``y`` (n, C); returns self."""
+        owner = type(self).__name__
+        X = _check_X(X, owner)
+        classes, Y, _ = as_targets(y, X.shape[0], owner=owner)
+        fitted = self._fit_stack([X], [Y], [self.random_state])[0]
+        self.__dict__.update({k: v for k, v in fitted.__dict__.items() if k.endswith("_")})
+        self.classes_ = classes
+        return self
+
+
+class SoftLogisticRegression(StackedFit, ClassifierMixin, BaseEstimator):
     """L2-penalised multinomial logistic regression that learns from soft targets or hard labels.
 
     Parameters
@@ -89,16 +103,6 @@ class SoftLogisticRegression(ClassifierMixin, BaseEstimator):
         self.tol = tol
         self.history = history
         self.random_state = random_state
-
-    def fit(self, X, y) -> SoftLogisticRegression:
-        """Fit on hard labels ``y`` (n,) or soft targets ``y`` (n, C); returns self."""
-        owner = type(self).__name__
-        X = _check_X(X, owner)
-        classes, Y, _ = as_targets(y, X.shape[0], owner=owner)
-        fitted = self._fit_stack([X], [Y], [self.random_state])[0]
-        self.__dict__.update({k: v for k, v in fitted.__dict__.items() if k.endswith("_")})
-        self.classes_ = classes
-        return self
 
     def _fit_stack(self, Xs: list[np.ndarray], Ys: list[np.ndarray], seeds: list) -> list:
         """Fit one clone per ``(Xs[m], Ys[m])`` (soft targets of equal width) in one L-BFGS batch.

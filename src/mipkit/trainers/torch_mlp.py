@@ -15,13 +15,12 @@ from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
 from mipkit._validation import MipkitValueError, check_positive, check_positive_int
-from mipkit.trainers._targets import as_targets
-from mipkit.trainers.logistic import _check_X
+from mipkit.trainers.logistic import StackedFit, _check_X
 
 __all__ = ["TorchMLPClassifier"]
 
 
-class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
+class TorchMLPClassifier(StackedFit, ClassifierMixin, BaseEstimator):
     """Fully connected ReLU network with soft-target cross-entropy, plain SGD or DP-SGD.
 
     Parameters
@@ -146,16 +145,6 @@ class TorchMLPClassifier(ClassifierMixin, BaseEstimator):
         if isinstance(seed, np.random.Generator):
             return int(seed.integers(0, 2**31 - 1))
         return int(seed)
-
-    def fit(self, X, y) -> TorchMLPClassifier:
-        """Train on hard labels ``y`` (n,) or soft targets ``y`` (n, C); returns self."""
-        owner = type(self).__name__
-        X = _check_X(X, owner)
-        classes, Y, _ = as_targets(y, X.shape[0], owner=owner)
-        fitted = self._fit_stack([X], [Y], [self.random_state])[0]
-        self.__dict__.update({k: v for k, v in fitted.__dict__.items() if k.endswith("_")})
-        self.classes_ = classes
-        return self
 
     def _fit_stack(self, Xs: list[np.ndarray], Ys: list[np.ndarray], seeds: list) -> list:
         """Train one clone per ``(Xs[m], Ys[m], seeds[m])`` in vectorised stacks of ``max_models``."""

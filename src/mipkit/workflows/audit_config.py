@@ -9,20 +9,26 @@ import json
 from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
+import pandas as pd
 
 from mipkit._validation import MipkitValueError, check_choice, check_interval
 from mipkit.attacks.registry import attack_names
-from mipkit.data.io import Dataset, features_target, read_table
+from mipkit.data.io import Dataset, check_columns, features_target, read_table
 from mipkit.metrics.roc import DEFAULT_BASE_RATES, DEFAULT_FPRS
 
 __all__ = [
     "MIN_PER_CLASS",
     "AuditConfig",
+    "RecordInfo",
     "check_dataset",
+    "check_id_column",
     "data_hash",
     "data_sha256",
+    "dataset_and_records",
     "load_dataset",
+    "load_records",
     "subsample",
+    "subsample_index",
 ]
 
 MIN_PER_CLASS = 4
@@ -76,9 +82,16 @@ class AuditConfig:
         model of the audit, the attacker's reference models included, is trained the same way.
     include_labels : bool
         Keep each record's label in the per-record outputs (``scores.parquet``, the report's most-exposed
-        table); off by default, as the labels are real data.
+        table, ``results.json``'s ``records.most_exposed``); off by default, as the labels are real data.
     n_boot : int
         Replicates of the cluster bootstrap behind the headline intervals (docs/theory.md section 11).
+    id_column : str or None
+        A column of unique, non-missing record ids (never a feature), carried into every per-record output.
+        Without it the per-record outputs name each record's row in the table as read (``row``).
+    slice_by : tuple of str
+        Columns whose subgroups get their own AUC, TPR at FPR and eta with intervals
+        (:func:`mipkit.metrics.slices.slice_summary`); the true class is always one of them (``"label"`` or
+        the target's name ask for it explicitly). A slicing column may be a feature or not (see ``drop``).
     """
 
     data: str | None = None
@@ -107,6 +120,8 @@ class AuditConfig:
     scale: bool = False
     include_labels: bool = False
     n_boot: int = 1000
+    id_column: str | None = None
+    slice_by: tuple[str, ...] = ()
 
     def validate(self) -> AuditConfig:
         """Check every field (clear :class:`MipkitValueError` on bad input) and return a normalised copy."""
@@ -171,6 +186,15 @@ class AuditConfig:
                 "The 'n_boot' parameter of audit must be an integer in [100, 100000]. "
                 f"Got {n_boot!r} instead."
             )
+        id_column = None if self.id_column is None else str(self.id_column).strip() or None
+        if id_column is not None and id_column == self.target:
+            raise MipkitValueError(
+                f"The 'id_column' parameter of audit names the target column {id_column!r}; the ids must be "
+                "another column."
+            )
+        slices = [self.slice_by] if isinstance(self.slice_by, str) else list(self.slice_by or ())
+        names = (c.strip() for item in slices for c in str(item).split(","))
+        slice_by = tuple(dict.fromkeys(c for c in names if c))
         from mipkit.workflows.audit_verdict import check_policy
 
         fprs = tuple(float(f) for f in self.fprs)
@@ -186,6 +210,8 @@ class AuditConfig:
             fprs=tuple(float(f) for f in self.fprs),
             base_rates=tuple(float(b) for b in self.base_rates),
             drop=tuple(self.drop),
+            id_column=id_column,
+            slice_by=slice_by,
         )
 
     def to_dict(self) -> dict:
@@ -196,24 +222,180 @@ class AuditConfig:
 # ----------------------------------------------------------------------------------------------- data
 
 
+LABEL_SLICE = "label"
+"""``slice_by`` name of the true class (when the table has no column of that name); the target's name works
+too. The true class is always sliced."""
+ROW_COLUMN = "row"
+
+
+@dataclass(frozen=True)
+class RecordInfo:
+    """Who each audited record is, and its values of the slicing columns (aligned with the audited arrays).
+
+    Attributes
+    ----------
+    rows : int array of shape (n,)
+        0-based position of each record in the table as read, before ``dropna`` and the subsample
+        (``pandas.read_csv(file).iloc[row]``; line ``row + 2`` of a CSV with a header); for arrays, the
+        position in the arrays passed.
+    ids : array of shape (n,) or None
+        The values of ``id_column``.
+    id_column : str or None
+    slices : dict column -> array of shape (n,)
+        Per-record values of the ``slice_by`` columns (the true class is added by the audit).
+    slice_features : dict column -> bool
+        Whether each slicing column is a feature of the models.
+    """
+
+    rows: np.ndarray
+    ids: np.ndarray | None = None
+    id_column: str | None = None
+    slices: dict = field(default_factory=dict)
+    slice_features: dict = field(default_factory=dict)
+
+    def take(self, keep: np.ndarray) -> RecordInfo:
+        """The records at positions ``keep``."""
+        return replace(
+            self,
+            rows=self.rows[keep],
+            ids=None if self.ids is None else self.ids[keep],
+            slices={k: v[keep] for k, v in self.slices.items()},
+        )
+
+    def frame(self) -> pd.DataFrame:
+        """The identity columns of the per-record outputs: ``row`` and, with an id column, the ids under the
+        column's own name."""
+        cols: dict = {ROW_COLUMN: self.rows.astype(np.int64)}
+        if self.ids is not None and self.id_column is not None:
+            cols[self.id_column] = self.ids
+        return pd.DataFrame(cols)
+
+
+def check_id_column(df: pd.DataFrame, column: str) -> np.ndarray:
+    """The values of the id column, refused when the column is absent, has missing values or repeats one."""
+    check_columns(df, [column])
+    ids = df[column]
+    missing = int(ids.isna().sum())
+    if missing:
+        where = ", ".join(str(i) for i in np.flatnonzero(ids.isna().to_numpy())[:3])
+        raise MipkitValueError(
+            f"The id column {column!r} has {missing} missing value(s) (rows {where}); every record needs "
+            "an id."
+        )
+    dup = ids.duplicated(keep=False).to_numpy()
+    if dup.any():
+        shown = ", ".join(repr(v) for v in pd.unique(ids[dup])[:3])
+        raise MipkitValueError(
+            f"The id column {column!r} repeats {int(ids[dup].nunique())} value(s) such as {shown} "
+            f"({int(dup.sum())} rows); ids must be unique."
+        )
+    values = ids.to_numpy()
+    return values.astype(str) if values.dtype == object else values
+
+
+def _slice_columns(config: AuditConfig, df: pd.DataFrame | None) -> list[str]:
+    """``slice_by`` without the true class (always sliced), checked against the table's columns."""
+    cols = [
+        c
+        for c in config.slice_by
+        if c != config.target and not (c == LABEL_SLICE and (df is None or c not in df.columns))
+    ]
+    if cols and df is None:
+        raise MipkitValueError(
+            f"The 'slice_by' parameter of audit names column(s) {', '.join(map(repr, cols))}, but the data "
+            "passed are arrays without columns; pass a table, or slice by the true class only ('label')."
+        )
+    if cols:
+        check_columns(df, cols)
+    return cols
+
+
+def load_records(config: AuditConfig, frame: pd.DataFrame | None = None) -> tuple[Dataset, RecordInfo]:
+    """Read and encode the table (``config.data``, or ``frame``), with who each record is and its subgroups.
+
+    The id column (if any) is checked (:func:`check_id_column`) and left out of the features; the rows kept
+    after ``dropna`` and the seeded subsample keep their position in the table (``RecordInfo.rows``).
+    """
+    if frame is None:
+        if not config.data:
+            raise MipkitValueError("The 'data' parameter of audit is required (a CSV or Parquet file).")
+        if not config.target:
+            raise MipkitValueError("The 'target' parameter of audit is required (the label column).")
+        df = read_table(config.data)
+    else:
+        if not config.target:
+            raise MipkitValueError("The 'target' parameter of audit is required (the label column).")
+        df = frame
+    df = df.reset_index(drop=True)
+    drop = tuple(config.drop)
+    ids = None
+    if config.id_column:
+        ids = check_id_column(df, config.id_column)
+        drop = drop if config.id_column in drop else (*drop, config.id_column)
+    slice_cols = _slice_columns(config, df)
+    rows = np.arange(len(df))
+    if config.dropna and config.target not in drop:
+        check_columns(df, [config.target, *drop])
+        feats = df.drop(columns=[config.target, *drop])
+        keep = (feats.notna().all(axis=1) & df[config.target].notna()).to_numpy()
+        df, rows, ids = df[keep], rows[keep], None if ids is None else ids[keep]
+    ds = features_target(df, config.target, encode=config.encode, drop=drop, dropna=config.dropna)
+    if ds.X.shape[0] != rows.size:  # features_target drops exactly the rows dropped above
+        raise MipkitValueError("Internal error: the records kept do not match the table's rows.")
+    info = RecordInfo(
+        rows=rows,
+        ids=ids,
+        id_column=config.id_column,
+        slices={c: df[c].to_numpy() for c in slice_cols},
+        slice_features={c: c not in drop for c in slice_cols},
+    )
+    keep = subsample_index(ds.X.shape[0], config.max_records, seed=config.seed)
+    if keep is None:
+        return ds, info
+    return _take(ds, keep), info.take(keep)
+
+
+def dataset_and_records(
+    config: AuditConfig, dataset: Dataset | pd.DataFrame | None = None
+) -> tuple[Dataset, RecordInfo]:
+    """The audited arrays and their :class:`RecordInfo`: from ``config.data``, a DataFrame or a Dataset
+    (seeded subsample to ``max_records`` in every case)."""
+    if dataset is None or isinstance(dataset, pd.DataFrame):
+        return load_records(config, frame=dataset)
+    if config.id_column:
+        raise MipkitValueError(
+            f"The 'id_column' parameter of audit names column {config.id_column!r}, but the data passed are "
+            "arrays without columns; pass a table."
+        )
+    _slice_columns(config, None)
+    info = RecordInfo(rows=np.arange(dataset.X.shape[0]))
+    keep = subsample_index(dataset.X.shape[0], config.max_records, seed=config.seed)
+    if keep is None:
+        return dataset, info
+    return _take(dataset, keep), info.take(keep)
+
+
 def load_dataset(config: AuditConfig) -> Dataset:
     """Read and encode the table named by ``config.data``; subsample to ``max_records`` (seeded)."""
-    if not config.data:
-        raise MipkitValueError("The 'data' parameter of audit is required (a CSV or Parquet file).")
-    if not config.target:
-        raise MipkitValueError("The 'target' parameter of audit is required (the label column).")
-    df = read_table(config.data)
-    ds = features_target(df, config.target, encode=config.encode, drop=config.drop, dropna=config.dropna)
-    return subsample(ds, config.max_records, seed=config.seed)
+    return load_records(config)[0]
+
+
+def subsample_index(n: int, max_records: int | None, *, seed: int) -> np.ndarray | None:
+    """Sorted positions of a seeded random subset of ``max_records`` of ``n`` records (None: keep all)."""
+    if max_records is None or n <= max_records:
+        return None
+    rng = np.random.default_rng(np.random.SeedSequence([seed, 0x5AB]))
+    return np.sort(rng.choice(n, size=max_records, replace=False))
+
+
+def _take(ds: Dataset, keep: np.ndarray) -> Dataset:
+    return Dataset(X=ds.X[keep], y=ds.y[keep], feature_names=ds.feature_names, classes=ds.classes)
 
 
 def subsample(ds: Dataset, max_records: int | None, *, seed: int) -> Dataset:
     """A seeded random subset of ``max_records`` records (the dataset itself when it is not larger)."""
-    if max_records is None or ds.X.shape[0] <= max_records:
-        return ds
-    rng = np.random.default_rng(np.random.SeedSequence([seed, 0x5AB]))
-    keep = np.sort(rng.choice(ds.X.shape[0], size=max_records, replace=False))
-    return Dataset(X=ds.X[keep], y=ds.y[keep], feature_names=ds.feature_names, classes=ds.classes)
+    keep = subsample_index(ds.X.shape[0], max_records, seed=seed)
+    return ds if keep is None else _take(ds, keep)
 
 
 def check_dataset(ds: Dataset) -> None:

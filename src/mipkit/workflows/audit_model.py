@@ -23,7 +23,9 @@ The protocol is LiRA's evaluation (Carlini et al. 2022, Sec. 4.1 / Alg. 1 and th
 
 :func:`run_audit` returns an :class:`~mipkit.workflows.audit_result.AuditResult` and writes the run folder:
 ``config.json``, ``results.json`` (kind ``"audit"``), ``scores.parquet`` (one row per record: per-attack
-vulnerability), ``ledger.sqlite`` and ``report.html``.
+vulnerability, named by its ``row`` in the table as read and, with ``id_column``, its id), ``ledger.sqlite``
+and ``report.html``. The strongest attack's metrics are also reported per subgroup of records (true class and
+``slice_by`` columns; :func:`mipkit.metrics.slices.slice_summary`).
 """
 
 from __future__ import annotations
@@ -40,10 +42,15 @@ from mipkit.workflows.audit_config import (
     check_dataset,
     data_hash,
     data_sha256,
-    load_dataset,
-    subsample,
+    dataset_and_records,
 )
-from mipkit.workflows.audit_model_measure import annotate_certificate, measure, read_certificate, utility_of
+from mipkit.workflows.audit_model_measure import (
+    annotate_certificate,
+    measure,
+    measure_slices,
+    read_certificate,
+    utility_of,
+)
 from mipkit.workflows.audit_result import AuditResult, vulnerability_table
 from mipkit.workflows.audit_verdict import provenance, verdict
 
@@ -108,8 +115,8 @@ def run_audit(
     progress : callable, optional
         ``progress(done, total)`` over the fits, handed to :func:`mipkit.engine.runner.run_fits` (the
         library draws nothing itself).
-    dataset : Dataset, optional
-        Arrays to audit instead of reading ``config.data``.
+    dataset : Dataset or pandas.DataFrame, optional
+        Arrays (or a table, read as ``config.data`` would be) to audit instead of reading ``config.data``.
     write_report : bool
         Also render ``report.html``.
 
@@ -117,7 +124,8 @@ def run_audit(
     -------
     AuditResult
         ``result.to_dict()`` is what ``results.json`` holds; ``result.to_frame()`` one row per attack;
-        ``result.scores`` the per-record table.
+        ``result.scores`` the per-record table (with ``row``, the record's position in the table as read,
+        and the ids of ``config.id_column``); ``result.slices_frame()`` the per-subgroup metrics.
     """
     from mipkit.engine.ledger import Ledger, make_run_key
     from mipkit.engine.runner import FitTask, run_fits
@@ -130,9 +138,7 @@ def run_audit(
         trainer = resolve_trainer(SCALED_TRAINER, {"model": config.model, "params": config.params})
     else:
         trainer = resolve_trainer(config.model, config.params)
-    ds = dataset if dataset is not None else load_dataset(config)
-    if dataset is not None:
-        ds = subsample(ds, config.max_records, seed=config.seed)
+    ds, records = dataset_and_records(config, dataset)
     check_dataset(ds)
     X, y = ds.X, ds.y
     n = X.shape[0]
@@ -166,6 +172,7 @@ def run_audit(
     inputs = AttackInputs(probs=probs, y=y, in_mask=in_mask, targets=targets, random_state=eval_rng)
     scores, settings, summaries, stats = measure(inputs, config)
     labels = in_mask[targets]
+    slices = measure_slices(scores, summaries, labels, y, ds.classes, records, config)
     games: dict[str, LTUResult] = {}
     for spec in (ATTACKS[name] for name in config.attacks if ATTACKS[name].family == "game"):
         if config.ltu_strategy == "retrain":  # the only game is LTU; its retraining strategy refits
@@ -206,8 +213,10 @@ def run_audit(
         setup=setup,
         trainer=trainer_info,
         scores=vulnerability_table(
-            scores, summaries, labels, y, ds.classes, include_labels=config.include_labels
+            scores, summaries, labels, y, ds.classes, include_labels=config.include_labels, records=records
         ),
+        slices=slices,
+        id_column=records.id_column,
         trial_scores=scores,
         in_mask=in_mask,
         run_key=run_key,

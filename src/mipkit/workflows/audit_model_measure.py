@@ -7,18 +7,27 @@ certificate (with its premise and exactness).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from mipkit.attacks.registry import AttackInputs, run_score_attacks
 from mipkit.data.io import Dataset
-from mipkit.metrics.attack_summary import summarize_attack
-from mipkit.workflows.audit_config import AuditConfig
+from mipkit.metrics.attack_summary import AttackSummary, summarize_attack
+from mipkit.metrics.slices import SliceSummary, slice_summary
+from mipkit.workflows.audit_config import AuditConfig, RecordInfo
 from mipkit.workflows.audit_verdict import headline_statistics
 
-__all__ = ["PREMISE", "UTILITY_NOTE", "annotate_certificate", "measure", "read_certificate", "utility_of"]
+__all__ = [
+    "PREMISE",
+    "UTILITY_NOTE",
+    "annotate_certificate",
+    "measure",
+    "measure_slices",
+    "read_certificate",
+    "utility_of",
+]
 
 UTILITY_NOTE = (
     "mean over the K models of accuracy on the records each model did not train on (held out) "
@@ -32,6 +41,8 @@ PREMISE = (
 )
 BOOTSTRAP_STREAM = 0xB007
 """Spawn key of the bootstrap's random stream, next to the audit's seed."""
+SLICES_STREAM = 0x511CE
+"""Spawn key of the per-subgroup bootstrap's stream (its own, so the headline's numbers do not move)."""
 
 
 def measure(inputs: AttackInputs, config: AuditConfig) -> tuple[dict, dict, dict, dict]:
@@ -76,6 +87,39 @@ def measure(inputs: AttackInputs, config: AuditConfig) -> tuple[dict, dict, dict
         random_state=np.random.default_rng(np.random.SeedSequence([config.seed, BOOTSTRAP_STREAM])),
     )
     return scores, settings, summaries, stats
+
+
+def measure_slices(
+    scores: Mapping[str, np.ndarray],
+    summaries: Mapping[str, AttackSummary],
+    labels: np.ndarray,
+    y: np.ndarray,
+    classes: np.ndarray,
+    records: RecordInfo,
+    config: AuditConfig,
+) -> SliceSummary | None:
+    """Per-subgroup metrics of the strongest attack (largest held-out eta): by true class and by every
+    ``slice_by`` column, with the audit's own hard guesses and the two-way cluster bootstrap restricted to
+    each subgroup's records (:func:`mipkit.metrics.slices.slice_summary`). None without a score attack."""
+    if not summaries:
+        return None
+    best = max(summaries, key=lambda a: summaries[a].eta.eta)  # the first one on a tie, as AuditResult
+    T, n = labels.shape
+    label = config.target or "label"
+    groups = {label: np.asarray(classes)[y].astype(str), **records.slices}
+    return slice_summary(
+        scores[best],
+        labels,
+        groups,
+        guesses=summaries[best].guesses.reshape(T, n),
+        features={label: False, **records.slice_features},
+        kinds={label: "true class"},
+        fprs=config.fprs,
+        confidence=config.confidence,
+        n_boot=config.n_boot,
+        attack=best,
+        random_state=np.random.default_rng(np.random.SeedSequence([config.seed, SLICES_STREAM])),
+    )
 
 
 def utility_of(probs: np.ndarray, y: np.ndarray, in_mask: np.ndarray) -> dict:

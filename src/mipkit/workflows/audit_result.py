@@ -17,8 +17,9 @@ import pandas as pd
 from mipkit._runfolder import atomic_write, staged_writes
 from mipkit.attacks.ltu import LTUResult
 from mipkit.metrics.attack_summary import AttackSummary, fpr_label
+from mipkit.metrics.slices import SliceSummary, slices_frame
 from mipkit.report.results import to_jsonable, write_json_atomic, write_results
-from mipkit.workflows.audit_config import AuditConfig
+from mipkit.workflows.audit_config import ROW_COLUMN, AuditConfig, RecordInfo
 
 __all__ = [
     "CONFIG_FILE",
@@ -27,6 +28,7 @@ __all__ = [
     "VULNERABILITY_FPR",
     "AuditResult",
     "game_row",
+    "id_field",
     "vulnerability_table",
 ]
 
@@ -41,6 +43,22 @@ NOTES = (
     "(docs/theory.md section 11). Each attack's eta_ci / tpr_ci / auc_ci treat trials as independent and "
     "are too narrow; its *_cluster fields are the valid per-attack intervals.",
 )
+ROW_MEANING = (
+    "0-based position of the record in the table as read (pandas.read_csv(file).iloc[row]; line row + 2 of a "
+    "CSV with a header), before dropna and the subsample; for arrays, the position in the arrays passed"
+)
+MOST_EXPOSED = 10
+_IDENTITY = {"record", ROW_COLUMN, "label", "n_member_trials", "n_nonmember_trials"}
+
+
+def id_field(id_column: str | None) -> str | None:
+    """The name of the ids' column in the per-record outputs: the id column's own name, or ``id_<name>`` when
+    that name is taken by one of the table's fixed columns (``record``, ``row``, ``label``, ...)."""
+    if id_column is None:
+        return None
+    return f"id_{id_column}" if id_column in _IDENTITY else id_column
+
+
 _NO_ROC = {
     "auc": None,
     "tpr_at_fpr": None,
@@ -77,10 +95,13 @@ def vulnerability_table(
     classes: np.ndarray,
     *,
     include_labels: bool = False,
+    records: RecordInfo | None = None,
 ) -> pd.DataFrame:
     """One row per record: how exposed it is to each attack, over the target models.
 
-    The record's label (real data) is a column only with ``include_labels``.
+    ``record`` is the position in the audited arrays; with ``records``, ``row`` (the record's position in the
+    table as read, before ``dropna`` and the subsample) and the ids of the id column (:func:`id_field`) follow
+    it. The record's label (real data) is a column only with ``include_labels``.
 
     Columns per attack ``a``: ``a_mean_in`` / ``a_mean_out`` (mean score when the record is a member /
     non-member of the target), ``a_gap`` (their difference in units of the pooled score SD), ``a_hit_rate``
@@ -90,6 +111,9 @@ def vulnerability_table(
     n = y.size
     m = in_mask_targets
     columns = {"record": np.arange(n)}
+    if records is not None:
+        for name, values in records.frame().items():
+            columns[id_field(name) if name != ROW_COLUMN else name] = values.to_numpy()
     if include_labels:
         columns["label"] = classes[y].astype(str)
     columns["n_member_trials"] = m.sum(axis=0)
@@ -169,6 +193,12 @@ class AuditResult:
         :func:`mipkit.workflows.audit_verdict.verdict`: pass / finding / inconclusive / no policy.
     provenance : dict or None
         Date (UTC), data and model fingerprints.
+    slices : SliceSummary or None
+        AUC, TPR at FPR and eta of the strongest attack per subgroup (true class and ``slice_by`` columns),
+        with cluster-bootstrap intervals and the more exposed subgroups flagged
+        (:func:`mipkit.metrics.slices.slice_summary`); :meth:`slices_frame` shows it.
+    id_column : str or None
+        The column whose ids name the records in :attr:`scores` (see :func:`id_field`).
     """
 
     config: AuditConfig
@@ -188,6 +218,8 @@ class AuditResult:
     headline: Mapping[str, Any] | None = None
     verdict: Mapping[str, Any] | None = None
     provenance: Mapping[str, Any] | None = None
+    slices: SliceSummary | None = None
+    id_column: str | None = None
 
     # ------------------------------------------------------------------------------------ headline numbers
 
@@ -289,8 +321,40 @@ class AuditResult:
                 "verdict": dict(self.verdict) if self.verdict else None,
                 "headline": _headline_json(self.headline),
                 "provenance": dict(self.provenance) if self.provenance else None,
+                "records": self.records_block(),
+                "slices": self.slices.to_dict() if self.slices is not None else None,
             }
         )
+
+    def most_exposed(self, k: int = MOST_EXPOSED) -> pd.DataFrame:
+        """The ``k`` records most exposed to the strongest attack (highest hit rate at FPR 1%, then largest
+        score gap), named by ``record``, ``row`` and the id column (as in the report)."""
+        from mipkit.report.audit_report import top_records
+
+        best = self.strongest_attack
+        if best is None:
+            return pd.DataFrame()
+        return top_records(self.scores, best, k, id_column=id_field(self.id_column))
+
+    def records_block(self) -> dict:
+        """``results.json``'s ``records``: how the per-record outputs name records, and the most exposed."""
+        top = self.most_exposed()
+        return {
+            "id_column": self.id_column,
+            "id_field": id_field(self.id_column),
+            "row_field": ROW_COLUMN if ROW_COLUMN in self.scores else None,
+            "row": ROW_MEANING,
+            "most_exposed_attack": self.strongest_attack,
+            "most_exposed": top.to_dict(orient="records"),
+        }
+
+    def slices_frame(self) -> pd.DataFrame:
+        """One row per subgroup (index ``column``, ``group``; first row all records): AUC, TPR at each FPR and
+        eta with their interval ends (``_low`` / ``_high``), the trials, whether the column is a feature,
+        ``more_exposed`` and a note for subgroups too small to measure."""
+        if self.slices is None:
+            return pd.DataFrame()
+        return slices_frame(self.slices.to_dict())
 
     def to_frame(self) -> pd.DataFrame:
         """One row per attack row (index ``attack``): AUC, TPR at each FPR, eta and balanced accuracy, each
@@ -351,7 +415,11 @@ class AuditResult:
         with pd.option_context("display.width", 120, "display.max_columns", 20):
             table = self._table().to_string(float_format=lambda x: f"{x:.4f}", na_rep="")
         where = f"\nrun folder: {self.run_dir}" if self.run_dir is not None else ""
-        return f"AuditResult({self._headline()})\n{table}{where}"
+        exposed = ""
+        if self.slices is not None and self.slices.most_exposed:
+            names = ", ".join(f"{r['column']}={r['group']}" for r in self.slices.most_exposed)
+            exposed = f"\nmore exposed subgroups ({self.slices.attack}): {names}"
+        return f"AuditResult({self._headline()})\n{table}{exposed}{where}"
 
     def _repr_html_(self) -> str:
         table = self.to_frame().to_html(float_format=lambda x: f"{x:.4f}", na_rep="", border=0)

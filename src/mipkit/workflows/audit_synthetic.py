@@ -13,6 +13,11 @@ Three questions, each against a reference that tells what would happen anyway:
    (:mod:`mipkit.attacks.inference`) measured by precision, coverage and precision improvement
    (:mod:`mipkit.metrics.inference`; ``docs/theory.md`` section 4).
 
+On request (off by default), two more of anonymeter's criteria, each against the non-member set
+(:mod:`mipkit.workflows.synthetic_anonymity`; ``docs/theory.md`` section 6): *singling out* (predicates
+written from the synthetic data that isolate exactly one training record) and *linkability* (two column
+subsets of a record joined through their nearest synthetic records).
+
 The unseen records ("non-members") are the ``holdout`` table when given, else the ``control`` table. Without
 either, the privacy loss and the DCR attack are not computed (the DCR baseline protection and the attribute
 inference against the non-member baseline still are).
@@ -46,6 +51,12 @@ from mipkit.data.tables import TableSchema, check_tables, encode_euclidean, enco
 from mipkit.metrics.dcr import dcr_attack, dcr_baseline_protection, dcr_overfitting_protection
 from mipkit.metrics.inference import InferenceResult, measure_inference
 from mipkit.metrics.nnaa import INTERVALS, privacy_loss
+from mipkit.workflows.synthetic_anonymity import (
+    check_linkability,
+    check_singling_out,
+)
+from mipkit.workflows.synthetic_anonymity import linkability as run_linkability
+from mipkit.workflows.synthetic_anonymity import singling_out as run_singling_out
 from mipkit.workflows.synthetic_result import SyntheticAuditResult
 from mipkit.workflows.synthetic_verdict import VERDICT_METRICS
 
@@ -124,6 +135,36 @@ def _exact_ties(schema: TableSchema, metric: str, a, b) -> dict:
     return {"exact": True, "why": "integer data: every distance is rounded to its exact value k / L"}
 
 
+def _anonymity(
+    original, synthetic, *, schema, nonmember, n_predicates, n_cols, aux_cols, n_neighbors, n_attacks,
+    confidence, random_state, n_jobs, progress, timings,
+) -> dict:  # fmt: skip
+    """Singling out and linkability when asked, against the non-member set (their own seeds, so that
+    turning them on leaves every other number of the audit unchanged)."""
+    out: dict = {}
+    seed = None if random_state is None else np.random.SeedSequence([int(random_state), 11])
+    seeds = spawn_seeds(seed, 2)
+    if n_predicates is not None:
+        t0 = time.perf_counter()
+        adv = progress("singling out", 2)
+        out["singling_out"] = run_singling_out(
+            original, synthetic, schema=schema, control=nonmember, n_predicates=n_predicates,
+            n_cols=n_cols, confidence=confidence, random_state=seeds[0],
+        )  # fmt: skip
+        adv(2)
+        timings["singling_out"] = time.perf_counter() - t0
+    if aux_cols is not None:
+        t0 = time.perf_counter()
+        adv = progress("linkability", 1)
+        out["linkability"] = run_linkability(
+            original, synthetic, schema=schema, aux_cols=aux_cols, control=nonmember,
+            n_attacks=n_attacks, n_neighbors=n_neighbors, random_state=seeds[1], n_jobs=n_jobs,
+        )  # fmt: skip
+        adv(1)
+        timings["linkability"] = time.perf_counter() - t0
+    return out
+
+
 def _columns(schema: TableSchema, include_data_summary: bool) -> dict:
     """The schema as recorded in ``results.json``: roles and level counts; values of real records (numeric
     minimum and range) only when asked."""
@@ -160,6 +201,10 @@ def audit_synthetic(
     random_state: int | None = 0,
     n_jobs: int = 2,
     progress: ProgressFactory | None = None,
+    singling_out: int | None = None,
+    singling_out_cols: int = 3,
+    linkability: Sequence[Sequence[str]] | None = None,
+    linkability_neighbors: int = 1,
 ) -> SyntheticAuditResult:
     """Run the synthetic-data audit.
 
@@ -220,6 +265,16 @@ def audit_synthetic(
         Threads of the neighbour searches.
     progress : callable, optional
         ``progress(description, total)`` returns a callback ``advance(n)`` for one stage.
+    singling_out : int, optional
+        Predicates per singling-out mode (univariate and multivariate), scored against the non-member set
+        (:mod:`mipkit.metrics.singling_out`); ``None`` (default): not run.
+    singling_out_cols : int
+        Conditions per multivariate predicate.
+    linkability : pair of column lists, optional
+        The two column subsets of the linkability attack (:mod:`mipkit.metrics.linkability`), run on
+        ``n_attacks`` training and as many non-member targets; ``None`` (default): not run.
+    linkability_neighbors : int
+        Nearest synthetic records per half that may link the two halves.
 
     Returns
     -------
@@ -251,6 +306,10 @@ def audit_synthetic(
     for s in secrets:
         if known is not None and s in known:
             raise MipkitValueError(f"The column {s!r} cannot be both a secret and a known column.")
+    if singling_out is not None:
+        singling_out, singling_out_cols = check_singling_out(singling_out, singling_out_cols, schema)
+    if linkability is not None:
+        linkability = check_linkability(linkability, linkability_neighbors, schema)
     seeds = spawn_seeds(random_state, 4 + len(secrets))
     nonmember, nonmember_name = (holdout, "holdout") if holdout is not None else (control, "control")
     timings: dict[str, float] = {}
@@ -292,6 +351,13 @@ def audit_synthetic(
         "exact_ties": exact_ties,
         "checks": list(checks),
     }
+    if singling_out is not None:
+        inputs["singling_out"] = {"n_predicates": singling_out, "n_cols": singling_out_cols}
+    if linkability is not None:
+        inputs["linkability"] = {
+            "aux_cols": [list(c) for c in linkability],
+            "n_neighbors": linkability_neighbors,
+        }
 
     # 1. NNAA and privacy loss -------------------------------------------------------------------
     t0 = time.perf_counter()
@@ -382,6 +448,12 @@ def audit_synthetic(
         )
         adv(1)
     timings["inference"] = time.perf_counter() - t0
+    anonymity = _anonymity(
+        original, synthetic, schema=schema, nonmember=nonmember, n_predicates=singling_out,
+        n_cols=singling_out_cols, aux_cols=linkability, n_neighbors=linkability_neighbors,
+        n_attacks=n_attacks, confidence=confidence, random_state=random_state, n_jobs=n_jobs,
+        progress=progress, timings=timings,
+    )  # fmt: skip
     per_target = [r.per_target.assign(secret=s) for s, r in inference.items()]
     family = _inference_family(inference, confidence)
     policy = {"fail_above": fail_above, "metric": fail_metric, "confidence": confidence}
@@ -397,4 +469,5 @@ def audit_synthetic(
         scores=scores,
         inference_targets=pd.concat(per_target, ignore_index=True) if per_target else pd.DataFrame(),
         timings_s=timings,
+        **anonymity,
     )

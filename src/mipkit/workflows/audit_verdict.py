@@ -30,6 +30,7 @@ import numpy as np
 
 from mipkit._validation import MipkitValueError
 from mipkit.metrics.attack_summary import AttackSummary, fpr_label
+from mipkit.metrics.cluster_bootstrap import weighted_auc_replicates as _auc_replicates
 from mipkit.stats import pigeonhole_weights, simultaneous_intervals, two_way_ratio_replicates
 from mipkit.workflows.certified_verdicts import certificate_by_attack
 
@@ -49,37 +50,6 @@ METHOD = (
     "intervals simultaneous over the attacks (max-|t| critical value), so the strongest attack's interval "
     "accounts for choosing it"
 )
-
-
-def _auc_replicates(scores: np.ndarray, labels: np.ndarray, W: np.ndarray, V: np.ndarray) -> np.ndarray:
-    """Weighted-AUC replicates ``sum_{p,q} w_p w_q ([s_p > s_q] + [s_p = s_q]/2) / (sum w_p sum w_q)``.
-
-    ``p`` runs over member trials, ``q`` over non-member trials; ``w`` is the weight ``W[b, t] V[b, i]``.
-    Computed from the trials sorted once by score: the non-member weight below each trial is an exclusive
-    cumulative sum read at the start of its tie group.
-    """
-    T, n = labels.shape
-    s = np.asarray(scores, dtype=float).ravel()
-    order = np.argsort(s, kind="mergesort")
-    s_sorted = s[order]
-    y = labels.ravel().astype(bool)[order]
-    rows, cols = np.divmod(order, n)
-    new_group = np.r_[True, s_sorted[1:] != s_sorted[:-1]]
-    start = np.maximum.accumulate(np.where(new_group, np.arange(s.size), 0))
-    end = np.r_[start[1:][new_group[1:]], s.size]
-    end = end[np.cumsum(new_group) - 1]
-    out = np.empty(W.shape[0])
-    chunk = max(1, int(1_000_000 // max(s.size, 1)))
-    for a in range(0, W.shape[0], chunk):
-        w = W[a : a + chunk][:, rows].astype(float) * V[a : a + chunk][:, cols]
-        neg = np.where(y[None, :], 0.0, w)
-        cum = np.concatenate([np.zeros((w.shape[0], 1)), np.cumsum(neg, axis=1)], axis=1)
-        below = cum[:, start]
-        equal = cum[:, end] - below
-        num = np.sum(np.where(y[None, :], w, 0.0) * (below + 0.5 * equal), axis=1)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            out[a : a + chunk] = num / (np.sum(w * y[None, :], axis=1) * cum[:, -1])
-    return out
 
 
 def _family(est: np.ndarray, rep: np.ndarray, confidence: float) -> dict:

@@ -16,7 +16,9 @@ import pandas as pd
 
 from mipkit.metrics.dcr import DCRAttackResult
 from mipkit.metrics.inference import InferenceResult
+from mipkit.metrics.linkability import LinkabilityResult
 from mipkit.metrics.nnaa import PrivacyLoss
+from mipkit.metrics.singling_out import SinglingOutResult
 from mipkit.workflows.synthetic_verdict import synthetic_checks, synthetic_verdict
 
 FRAME_COLUMNS = ["section", "secret", "attack", "measure", "value", "ci_low", "ci_high"]
@@ -48,6 +50,10 @@ class SyntheticAuditResult:
         ``fail_above`` (or None), the verdict's ``metric`` and ``confidence``.
     inference_family : list of dict
         Each (secret, attack) pair's precision improvement with its Bonferroni-corrected interval.
+    singling_out : dict of str to SinglingOutResult or None
+        Univariate and multivariate singling out against the non-member set (``None``: not requested).
+    linkability : LinkabilityResult or None
+        The linkability attack against the non-member set (``None``: not requested).
     """
 
     inputs: dict
@@ -61,6 +67,8 @@ class SyntheticAuditResult:
     timings_s: dict[str, float] = field(default_factory=dict, compare=False)
     policy: dict = field(default_factory=lambda: {"fail_above": None, "metric": "privacy_loss"})
     inference_family: list = field(default_factory=list)
+    singling_out: dict[str, SinglingOutResult] | None = None
+    linkability: LinkabilityResult | None = None
 
     @property
     def verdict(self) -> dict:
@@ -96,16 +104,19 @@ class SyntheticAuditResult:
         if self.baseline_protection is not None:
             dcr["baseline_protection"] = self.baseline_protection
         conf = self.inputs.get("confidence", 0.95)
-        res = to_jsonable(
-            {
-                "inputs": self.inputs,
-                "nnaa": nnaa,
-                "dcr": dcr,
-                "inference": {s: r.to_dict(conf) for s, r in self.inference.items()},
-                "inference_family": self.inference_family,
-                "timings_s": self.timings_s,
-            }
-        )
+        blocks = {
+            "inputs": self.inputs,
+            "nnaa": nnaa,
+            "dcr": dcr,
+            "inference": {s: r.to_dict(conf) for s, r in self.inference.items()},
+            "inference_family": self.inference_family,
+            "timings_s": self.timings_s,
+        }
+        if self.singling_out is not None:  # only when requested: earlier results keep their schema
+            blocks["singling_out"] = {m: r.to_dict(conf) for m, r in self.singling_out.items()}
+        if self.linkability is not None:
+            blocks["linkability"] = self.linkability.to_dict(conf)
+        res = to_jsonable(blocks)
         res["policy"] = to_jsonable(self.policy)
         res["verdict"] = to_jsonable(
             synthetic_verdict(
@@ -122,7 +133,28 @@ class SyntheticAuditResult:
         """The compact machine-readable summary (what ``mipkit audit-synthetic --json`` prints)."""
         res = self.to_dict()
         nn, dcr = res["nnaa"], res["dcr"]
-        return {
+        extra = {}
+        if "singling_out" in res:
+            extra["singling_out"] = {
+                m: {
+                    "risk": (r["risk"] or {}).get("value"),
+                    "risk_ci": (r["risk"] or {}).get("ci"),
+                    "attack_success": (r["equal_size"] or {}).get("attack_success"),
+                    "control_success": (r["equal_size"] or {}).get("control_success"),
+                    "size": (r["equal_size"] or {}).get("size"),
+                    "n_predicates": r["n_predicates"],
+                }
+                for m, r in res["singling_out"].items()
+            }
+        if "linkability" in res:
+            lk = res["linkability"]
+            extra["linkability"] = {
+                "risk": (lk["risk"] or {}).get("value"),
+                "risk_ci": (lk["risk"] or {}).get("ci"),
+                "attack_success": lk["attack_success"]["value"],
+                "control_success": (lk["control_success"] or {}).get("value"),
+            }
+        return extra | {
             "verdict": {
                 k: res["verdict"].get(k)
                 for k in ("status", "metric", "fail_above", "value", "interval", "reason")
@@ -203,6 +235,30 @@ class SyntheticAuditResult:
             if r.get("control"):
                 risk = r["control"]["risk"]
                 add("inference", s, r["attack"], "control_risk", risk["value"], risk["ci"])
+        for mode, r in res.get("singling_out", {}).items():
+            if r["attack_success"] is not None:
+                add("singling_out", None, mode, "attack_success", r["attack_success"]["value"],
+                    r["attack_success"]["ci"])  # fmt: skip
+            if r["equal_size"] is not None:
+                eq = r["equal_size"]
+                add("singling_out", None, mode, "attack_success_equal_size", eq["attack_success"])
+                add("singling_out", None, mode, "control_success_equal_size", eq["control_success"])
+            if r["risk"] is not None:
+                add("singling_out", None, mode, "risk", r["risk"]["value"], r["risk"]["ci"])
+            if r.get("extrapolated"):
+                rk = r["extrapolated"]["risk"]
+                add("singling_out", None, mode, "risk_extrapolated", rk["value"], rk["ci"])
+        lk = res.get("linkability")
+        if lk is not None:
+            name = f"nearest_{lk['n_neighbors']}"
+            add("linkability", None, name, "attack_success", lk["attack_success"]["value"],
+                lk["attack_success"]["ci"])  # fmt: skip
+            if lk["control_success"] is not None:
+                add("linkability", None, name, "control_success", lk["control_success"]["value"],
+                    lk["control_success"]["ci"])  # fmt: skip
+                add("linkability", None, name, "risk", lk["risk"]["value"], lk["risk"]["ci"])
+                for label, p in lk["precision_at_base_rate"].items():
+                    add("linkability", None, name, f"precision_at_{label}", p["value"], p["ci"])
         frame = pd.DataFrame(rows, columns=FRAME_COLUMNS)
         return frame.astype(dict.fromkeys(("value", "ci_low", "ci_high"), float))
 

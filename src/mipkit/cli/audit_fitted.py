@@ -1,0 +1,151 @@
+"""``mipkit audit-fitted``: audit the fitted model you release, from its file, its training records (members)
+and records it did not see (non-members).
+
+A pickle / joblib model file runs code when it is loaded, so it is read only with ``--trust-pickle`` (and a
+warning); a ``.skops`` file is checked first and types outside skops' defaults must be named with
+``--trusted-type``. Heavy modules are imported inside the command.
+"""
+
+from __future__ import annotations
+
+import typer
+
+from mipkit.cli.audit_scores import (
+    AS_JSON,
+    ATTACKS,
+    BASE_RATES,
+    CONFIDENCE,
+    FAIL_ABOVE,
+    FAIL_METRIC,
+    FPRS,
+    N_BOOT,
+    NO_REPORT,
+    SEED,
+    finish,
+)
+
+
+def load_model(path: str, trust_pickle: bool, trusted_types: list[str] | None):
+    """Load the model file, with the refusals and the pickle warning in the command line's words."""
+    import warnings
+
+    from mipkit._validation import MipkitValueError
+    from mipkit.game.model_files import PickleLoadWarning, UntrustedModelFileError, load_model_file
+
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", PickleLoadWarning)
+            model = load_model_file(path, trust_pickle=trust_pickle, trusted=trusted_types or ())
+    except UntrustedModelFileError as err:
+        if err.kind == "pickle":
+            raise MipkitValueError(
+                f"The model file {err.path} is a pickle: loading it runs code stored in the file, with your "
+                "rights. Pass --trust-pickle only if you trust where it came from, or save the model as a "
+                ".skops file (skops.io.dump) and pass that."
+            ) from None
+        flags = " ".join(f"--trusted-type {t}" for t in err.untrusted)
+        raise MipkitValueError(
+            f"The model file {err.path} holds types that are not trusted by default: "
+            f"{', '.join(err.untrusted)}. If you expect them, pass {flags}."
+        ) from None
+    for w in caught:
+        if issubclass(w.category, PickleLoadWarning):
+            typer.echo(
+                f"mipkit: warning: loaded {path} as a pickle (--trust-pickle): the code it holds ran with "
+                "your rights.",
+                err=True,
+            )
+    return model
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("audit-fitted")
+    def audit_fitted(
+        model_file: str = typer.Option(
+            ..., "--model-file", help="The fitted model: .skops, or a pickle/joblib file."
+        ),
+        members: str = typer.Option(
+            ..., "--members", help="CSV/Parquet of the records the model was trained on."
+        ),
+        non_members: str = typer.Option(
+            ..., "--non-members", help="CSV/Parquet of records it was not trained on (holdout or population)."
+        ),
+        target: str = typer.Option(..., "--target", help="Label column (a numeric target for a regressor)."),
+        reference_models: int = typer.Option(
+            0,
+            "--reference-models",
+            help="Reference models for LiRA/RMIA, trained like the model (needs --population).",
+        ),
+        population: str = typer.Option(
+            None,
+            "--population",
+            help="CSV/Parquet of other records of the population, to train reference models.",
+        ),
+        trust_pickle: bool = typer.Option(
+            False, "--trust-pickle", help="Load a pickle/joblib model file (it runs the file's code)."
+        ),
+        trusted_type: list[str] = typer.Option(
+            None,
+            "--trusted-type",
+            help="A type of a .skops file to trust beyond skops' defaults (repeatable).",
+        ),
+        attacks: str = ATTACKS,
+        seed: int = SEED,
+        out: str = typer.Option("runs/audit-fitted", "--out", help="Run folder."),
+        backend: str = typer.Option(
+            "local", "--backend", help="local (joblib) or ray, for the reference fits."
+        ),
+        address: str = typer.Option(None, "--address", help="Ray cluster address."),
+        n_jobs: int = typer.Option(-1, "--n-jobs", help="Parallel reference fits (-1: all cores)."),
+        fprs: str = FPRS,
+        base_rates: str = BASE_RATES,
+        confidence: float = CONFIDENCE,
+        n_boot: int = N_BOOT,
+        fail_above: float = FAIL_ABOVE,
+        fail_metric: str = FAIL_METRIC,
+        as_json: bool = AS_JSON,
+        quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
+        no_report: bool = NO_REPORT,
+    ) -> None:
+        """Audit a fitted model: its outputs on members vs non-members (LOSS; LiRA/RMIA with references)."""
+        from mipkit._runfolder import lock_run_folder
+        from mipkit._validation import MipkitValueError
+        from mipkit.cli._progress import FitProgress, fits_label
+        from mipkit.cli.audit import _floats, _names
+        from mipkit.cli.options import check_out_folder
+        from mipkit.data.io import read_table
+        from mipkit.workflows.audit_fitted import audit_fitted as run
+        from mipkit.workflows.audit_fitted import check_no_overlap
+
+        if reference_models and population is None:
+            raise MipkitValueError("--reference-models needs --population (the records they are trained on).")
+        run_dir = check_out_folder(out)
+        model = load_model(model_file, trust_pickle, trusted_type)
+        tables = [read_table(p) for p in (members, non_members)]
+        pop = read_table(population) if population is not None and reference_models else None
+        check_no_overlap(*tables)  # refused before the run folder is made
+        label = fits_label(backend, n_jobs, address)
+        with FitProgress(label, enabled=not (quiet or as_json)) as progress, lock_run_folder(run_dir):
+            result = run(
+                model,
+                tables[0],
+                tables[1],
+                target=target,
+                population=pop,
+                n_reference=reference_models,
+                random_state=seed,
+                attacks=_names(attacks) or ("loss",),
+                out_dir=run_dir,
+                backend=backend,
+                n_jobs=n_jobs,
+                address=address,
+                progress=progress,
+                fprs=_floats(fprs, "--fprs"),
+                base_rates=_floats(base_rates, "--base-rates"),
+                confidence=confidence,
+                n_boot=n_boot,
+                fail_above=fail_above,
+                fail_metric=fail_metric,
+                write_report=not no_report,
+            )
+        finish(result, run_dir, as_json)

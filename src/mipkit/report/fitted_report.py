@@ -1,0 +1,62 @@
+"""The report of an audit of one fitted model (``results.json`` of kind ``"audit-fitted"``).
+
+Built from the run folder like the model audit's report (:mod:`mipkit.report.audit_report`, whose figures and
+tables it reuses), with the question answered stated first: "this fitted model" (one released object,
+its training records against records it did not see) rather than "this training procedure".
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pandas as pd
+
+from mipkit.report.audit_report import SCORES_FILE, audit_sections, plain_summary
+from mipkit.report.audit_verdict_report import verdict_section
+from mipkit.report.html import Section
+from mipkit.report.results import read_results
+
+__all__ = ["build"]
+
+ATTACKS_TEXT = (
+    "Each attack scores every audited record from the released model's outputs (LOSS) and, where reference "
+    "models were given, from how those outputs compare with the reference models' (LiRA, RMIA). TPR at FPR "
+    "uses the lowest threshold with at most that FPR; eta is accuracy - 1/2 of hard guesses with a threshold "
+    "chosen on the other half of the records. Intervals: a bootstrap over records (one model, independent "
+    "records); the headline's is simultaneous over the attacks."
+)
+
+
+def _question_section(results: dict) -> Section:
+    q = results.get("question") or {}
+    design = results.get("design") or {}
+    rows = [(k, str(v)) for k, v in design.items()]
+    skipped = results.get("skipped") or {}
+    text = [f"Question answered: {q.get('answered', '')}. {q.get('meaning', '')}"]
+    text += [f"Not run: {name}: {why}." for name, why in skipped.items()]
+    return Section("What this audit answers", text, [pd.DataFrame(rows, columns=["setting", "value"])])
+
+
+def build(run_dir: str | Path) -> tuple[str, list[str], list[Section]]:
+    """``(title, summary, sections)`` of an ``audit-fitted`` run folder (``REPORT_BUILDERS``)."""
+    run_dir = Path(run_dir)
+    results = read_results(run_dir)
+    scores = pd.read_parquet(run_dir / SCORES_FILE) if (run_dir / SCORES_FILE).is_file() else None
+    model = results.get("trainer", {}).get("import_path", "model")
+    title = f"Membership-inference audit of a fitted model ({model})"
+    util = results.get("utility") or {}
+    summary = plain_summary({**results, "utility": util if "accuracy_nonmembers" in util else {}})
+    q = (results.get("question") or {}).get("answered")
+    if q:
+        summary.insert(0, f"This audit answers the question about {q}: {results['question']['meaning']}")
+    if "mean_loss_members" in util:
+        summary.append(
+            f"Mean loss on members {util['mean_loss_members']:.4g}, on non-members "
+            f"{util['mean_loss_nonmembers']:.4g}."
+        )
+    sections = audit_sections({**results, "notes": []}, scores)
+    if sections and sections[0].title == "Attacks":
+        sections[0] = replace(sections[0], text=[ATTACKS_TEXT, *(results.get("notes") or [])])
+    box = verdict_section(results)
+    return title, summary, ([box] if box else []) + [_question_section(results), *sections]

@@ -1,0 +1,222 @@
+"""``mipkit audit-scores``: a predictions file written without mipkit gives the in-process numbers (#11)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import roc_auc_score
+
+import mipkit.cli as cli
+from mipkit.game.model_files import PickleLoadWarning, load_model_file
+from mipkit.workflows.audit_fitted import audit_fitted
+from mipkit.workflows.audit_scores import ModelOutputs, audit_predictions
+
+WRITER = textwrap.dedent(
+    """
+    # plain numpy / pandas / scikit-learn: no mipkit code
+    import joblib, numpy as np, pandas as pd
+    from sklearn.linear_model import LogisticRegression
+
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(240, 5))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=240) > 0, "yes", "no")
+    df = pd.DataFrame(X, columns=list("abcde")).assign(target=y)
+    members, non_members = df.iloc[:120], df.iloc[120:]
+    model = LogisticRegression(C=1e4, max_iter=2000).fit(members.drop(columns="target"), members["target"])
+    joblib.dump(model, "model.joblib")
+    members.to_csv("members.csv", index=False)
+    non_members.to_csv("non_members.csv", index=False)
+    audited = pd.concat([members, non_members])
+    p = model.predict_proba(audited.drop(columns="target"))
+    out = pd.DataFrame({"id": [f"rec{i}" for i in range(len(audited))], "label": audited["target"].to_numpy(),
+                        "member": np.r_[np.ones(120, int), np.zeros(120, int)]})
+    for j, c in enumerate(model.classes_):
+        out[f"p_{c}"] = p[:, j]
+    for k in range(4):  # reference models on random halves of the audited records, with their memberships
+        inn = rng.random(len(audited)) < 0.5
+        feats = audited.drop(columns="target")
+        ref = LogisticRegression(C=1e4, max_iter=2000).fit(feats[inn], audited["target"][inn])
+        r = ref.predict_proba(audited.drop(columns="target"))
+        for j, c in enumerate(ref.classes_):
+            out[f"ref{k}_p_{c}"] = r[:, j]
+        out[f"ref{k}_member"] = inn.astype(int)
+    out.to_csv("predictions.csv", index=False)
+    out[["id", "label", "member", "p_no", "p_yes"]].to_csv("predictions_target_only.csv", index=False)
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def written(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("writer")
+    (folder / "writer.py").write_text(WRITER)
+    subprocess.run([sys.executable, "writer.py"], cwd=folder, check=True, capture_output=True)
+    return folder
+
+
+def _json(capsys, args):
+    code = cli.main(args)
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    return json.loads(captured.out)
+
+
+def test_csv_gives_the_numbers_of_the_in_process_audit(written, capsys):
+    view = _json(
+        capsys,
+        [
+            "audit-scores",
+            "--predictions",
+            str(written / "predictions_target_only.csv"),
+            "--json",
+            "--n-boot",
+            "200",
+            "--out",
+            str(written / "run_csv"),
+        ],
+    )
+    for key in ("auc", "tpr_at_fpr", "eta", "eta_ci"):
+        assert key in view
+    assert view["question"] == "this fitted model"
+    assert set(view["skipped"]) == {"lira-online", "lira-offline", "rmia-online", "rmia-offline"}
+    with pytest.warns(PickleLoadWarning):  # written by the test's own writer: trusted
+        model = load_model_file(written / "model.joblib", trust_pickle=True)
+    members = pd.read_csv(written / "members.csv")
+    non_members = pd.read_csv(written / "non_members.csv")
+    result = audit_fitted(model, members, non_members, target="target", n_boot=200)
+    d = result.to_dict()
+    assert view["auc"] == pytest.approx(d["auc"], abs=1e-12)
+    assert view["eta"] == pytest.approx(d["eta"], abs=1e-12)
+    assert view["eta_ci"] == pytest.approx(d["eta_ci"], abs=1e-12)
+    assert view["tpr_at_fpr"] == pytest.approx(d["tpr_at_fpr"], abs=1e-12)
+    # LOSS's AUC is scikit-learn's on -loss, computed here from the file alone
+    pred = pd.read_csv(written / "predictions_target_only.csv")
+    p_true = np.where(pred["label"] == "yes", pred["p_yes"], pred["p_no"])
+    assert view["attacks"]["loss"]["auc"] == pytest.approx(
+        roc_auc_score(pred["member"], np.log(p_true)), abs=1e-12
+    )
+
+
+def test_reference_columns_run_lira_and_rmia_like_the_python_api(written, capsys):
+    view = _json(
+        capsys,
+        [
+            "audit-scores",
+            "--predictions",
+            str(written / "predictions.csv"),
+            "--json",
+            "--n-boot",
+            "200",
+            "--out",
+            str(written / "run_refs"),
+        ],
+    )
+    assert set(view["attacks"]) == {"loss", "lira-online", "lira-offline", "rmia-online", "rmia-offline"}
+    assert not view["skipped"]
+    pred = pd.read_csv(written / "predictions.csv")
+    y = (pred["label"] == "yes").to_numpy().astype(int)
+    refs = [
+        ModelOutputs(
+            proba=pred[[f"ref{k}_p_no", f"ref{k}_p_yes"]].to_numpy(), member=pred[f"ref{k}_member"].to_numpy()
+        )
+        for k in range(4)
+    ]
+    result = audit_predictions(
+        y,
+        pred["member"].to_numpy(),
+        ModelOutputs(proba=pred[["p_no", "p_yes"]].to_numpy()),
+        reference=refs,
+        n_boot=200,
+    )
+    for name, row in view["attacks"].items():
+        assert row["auc"] == pytest.approx(result.summaries[name].auc, abs=1e-12)
+    assert (written / "run_refs" / "report.html").is_file()
+    scores = pd.read_parquet(written / "run_refs" / "scores.parquet")
+    assert list(scores["id"]) == list(pred["id"])
+
+
+def test_a_loss_column_is_audited_as_cross_entropy(written):
+    pred = pd.read_csv(written / "predictions_target_only.csv")
+    p_true = np.where(pred["label"] == "yes", pred["p_yes"], pred["p_no"])
+    frame = pred[["id", "member"]].assign(loss=-np.log(p_true))
+    from mipkit.workflows.audit_scores_file import audit_predictions_file
+
+    result = audit_predictions_file(frame, n_boot=200)
+    assert result.summaries["loss"].auc == pytest.approx(
+        roc_auc_score(pred["member"], np.log(p_true)), abs=1e-12
+    )
+    assert "mean_loss_members" in result.utility
+
+
+def _bad(frame: pd.DataFrame, case: str) -> pd.DataFrame:
+    d = frame.copy()
+    if case == "outside":
+        d.loc[3, ["p_no", "p_yes"]] = [1.3, -0.3]
+    elif case == "sum":
+        d.loc[3, ["p_no", "p_yes"]] = [0.9, 0.3]
+    elif case == "duplicate-id":
+        d.loc[5, "id"] = d.loc[4, "id"]
+    elif case == "missing-id":
+        d.loc[5, "id"] = None
+    elif case == "member":
+        d.loc[5, "member"] = 2
+    elif case == "nan":
+        d.loc[5, "p_yes"] = np.nan
+    elif case == "no-member-column":
+        d = d.drop(columns="member")
+    elif case == "no-outputs":
+        d = d.drop(columns=["p_no", "p_yes"])
+    elif case == "unknown-label":
+        d.loc[2, "label"] = "maybe"
+    return d
+
+
+@pytest.mark.parametrize(
+    ("case", "words"),
+    [
+        ("outside", "[0, 1]"),
+        ("sum", "sum to 1"),
+        ("duplicate-id", "duplicates"),
+        ("missing-id", "missing"),
+        ("member", "0 or 1"),
+        ("nan", "missing or non-numeric"),
+        ("no-member-column", "lacks the column"),
+        ("no-outputs", "no output columns"),
+        ("unknown-label", "no output column"),
+    ],
+)
+def test_bad_predictions_exit_2_with_one_line(written, tmp_path, capsys, case, words):
+    path = tmp_path / "bad.csv"
+    _bad(pd.read_csv(written / "predictions_target_only.csv"), case).to_csv(path, index=False)
+    code = cli.main(["audit-scores", "--predictions", str(path), "--out", str(tmp_path / "run")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert err.count("\n") == 1 and err.startswith("mipkit: error:")
+    assert words in err
+    assert "Traceback" not in err
+
+
+def test_logit_columns_and_offline_references(written):
+    from mipkit.workflows.audit_scores_file import audit_predictions_file
+
+    pred = pd.read_csv(written / "predictions.csv")
+    frame = pred[["id", "label", "member"]].copy()
+    for c in ("no", "yes"):
+        frame[f"logit_{c}"] = np.log(pred[f"p_{c}"]) + 3.0  # softmax is unchanged by a shift
+        for k in range(4):
+            frame[f"ref{k}_logit_{c}"] = np.log(pred[f"ref{k}_p_{c}"])
+    result = audit_predictions_file(frame, n_boot=200)  # no ref<k>_member: offline reference models
+    p_true = np.where(pred["label"] == "yes", pred["p_yes"], pred["p_no"])
+    assert result.summaries["loss"].auc == pytest.approx(
+        roc_auc_score(pred["member"], np.log(p_true)), abs=1e-9
+    )
+    assert set(result.summaries) == {"loss", "lira-offline", "rmia-offline"}
+    assert set(result.skipped) == {"lira-online", "rmia-online"}
+    assert "offline" in result.skipped["lira-online"]
+    assert result.to_dict()["skipped"] == result.skipped
