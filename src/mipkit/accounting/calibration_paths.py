@@ -67,6 +67,20 @@ def met_everywhere(fam: MechanismFamily, target: RiskTarget) -> MipkitValueError
     )
 
 
+def _bracket(search, guess: float, tol: float, fam: MechanismFamily, o: Oriented, first_step):
+    """:func:`bracketed_search` over the oriented parameter of ``fam``: ``(lo, hi, at_floor)``."""
+    return bracketed_search(
+        search,
+        guess,
+        rtol=tol,
+        low=o.low,
+        high=o.high,
+        step=fam.step,
+        first_step=first_step,
+        what=fam.parameter_name,
+    )
+
+
 def closed(fam: MechanismFamily, o: Oriented, target: RiskTarget, guess: float, tol: float) -> dict:
     """Search the exact curve, then check the safe side in 60-digit arithmetic."""
     from mipkit.accounting.exact import exact_meets
@@ -75,16 +89,7 @@ def closed(fam: MechanismFamily, o: Oriented, target: RiskTarget, guess: float, 
         lambda x: target.risk(tradeoff_curve(o(x), neighbours=target.relation)), target.value
     )
     first = fam.first_step if not o.flip else None
-    lo, hi, at_floor = bracketed_search(
-        search,
-        guess,
-        rtol=tol,
-        low=o.low,
-        high=o.high,
-        step=fam.step,
-        first_step=first,
-        what=fam.parameter_name,
-    )
+    lo, hi, at_floor = _bracket(search, guess, tol, fam, o, first)
     if at_floor:
         raise met_everywhere(fam, target)
 
@@ -116,16 +121,7 @@ def closed(fam: MechanismFamily, o: Oriented, target: RiskTarget, guess: float, 
 def fixed_grid(fam, o, target, guess, tol, grid, fine) -> dict:
     """The fixed-grid search of earlier versions: search on ``grid``, re-check and raise on ``fine``."""
     search = MonotoneRisk(lambda x: _pld_risk(o, target, x, grid, "upper")[0], target.value)
-    lo, hi, at_floor = bracketed_search(
-        search,
-        guess,
-        rtol=tol,
-        low=o.low,
-        high=o.high,
-        step=fam.step,
-        first_step=None,
-        what=fam.parameter_name,
-    )
+    lo, hi, at_floor = _bracket(search, guess, tol, fam, o, None)
     if at_floor and fam.least_private is None:
         raise met_everywhere(fam, target)
     check = MonotoneRisk(lambda x: _pld_risk(o, target, x, fine, "upper")[0], target.value)
@@ -166,10 +162,7 @@ def adaptive(fam, o, target, guess, tol, nu, max_points) -> dict:
 
         search = MonotoneRisk(upper, target.value)
         try:
-            lo, hi, at_floor = bracketed_search(
-                search, x0, rtol=tol, low=o.low, high=o.high, step=fam.step, first_step=first,
-                what=fam.parameter_name,
-            )  # fmt: skip
+            lo, hi, at_floor = _bracket(search, x0, tol, fam, o, first)
         except MipkitValueError:
             evaluations += len(search.evaluations)
             top = o.high

@@ -192,3 +192,20 @@ def features_target(
         raise MipkitValueError("The features contain infinite values.")
     classes, y = np.unique(labels.to_numpy(), return_inverse=True)
     return Dataset(X=X, y=y.astype(int), feature_names=[str(c) for c in feats.columns], classes=classes)
+
+
+def read_dataset(
+    data: str | Path | None,
+    target: str | None,
+    *,
+    encode: str = "none",
+    drop: tuple[str, ...] = (),
+    dropna: bool = False,
+    owner: str = "read_dataset",
+) -> Dataset:
+    """Read the table ``data`` and split it with :func:`features_target` (both names required)."""
+    required = (("data", data, "a CSV or Parquet file"), ("target", target, "the label column"))
+    for name, value, what in required:
+        if not value:
+            raise MipkitValueError(f"The {name!r} parameter of {owner} is required ({what}).")
+    return features_target(read_table(data), target, encode=encode, drop=tuple(drop), dropna=dropna)

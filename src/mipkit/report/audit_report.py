@@ -13,8 +13,11 @@ import pandas as pd
 
 from mipkit.report.audit_slices_report import slices_section
 from mipkit.report.audit_verdict_report import (
+    _ci,
+    _pct,
     certificate_sentences,
     certificate_table,
+    roc_attacks,
     verdict_section,
     verdict_sentence,
 )
@@ -32,21 +35,6 @@ def _plt():
     import matplotlib.pyplot as plt
 
     return plt
-
-
-def _pct(x: float | None, digits: int = 1, why: str = "not measured") -> str:
-    return f"n/a ({why})" if x is None else f"{100 * x:.{digits}f}%"
-
-
-def _ci(ci, digits: int = 3, scale: float = 1.0) -> str:
-    if not ci or ci[0] is None:
-        return ""
-    return f"[{scale * ci[0]:.{digits}f}, {scale * ci[1]:.{digits}f}]"
-
-
-def roc_attacks(results: dict) -> dict[str, dict]:
-    """Attacks with a ROC (everything except the pairwise LTU game)."""
-    return {k: v for k, v in results.get("attacks", {}).items() if v.get("roc")}
 
 
 # ------------------------------------------------------------------------------------------------ figures

@@ -11,7 +11,13 @@ import pandas as pd
 
 from mipkit.report.html import Section
 
-__all__ = ["certificate_sentences", "certificate_table", "verdict_section", "verdict_sentence"]
+__all__ = [
+    "certificate_sentences",
+    "certificate_table",
+    "roc_attacks",
+    "verdict_section",
+    "verdict_sentence",
+]
 
 
 def _pct(x: float | None, digits: int = 1, why: str = "not measured") -> str:
@@ -24,7 +30,8 @@ def _ci(ci, digits: int = 3, scale: float = 1.0) -> str:
     return f"[{scale * ci[0]:.{digits}f}, {scale * ci[1]:.{digits}f}]"
 
 
-def _roc_attacks(results: dict) -> dict[str, dict]:
+def roc_attacks(results: dict) -> dict[str, dict]:
+    """Attacks with a ROC (everything except the pairwise LTU game)."""
     return {k: v for k, v in results.get("attacks", {}).items() if v.get("roc")}
 
 
@@ -110,7 +117,7 @@ def certificate_table(results: dict) -> pd.DataFrame | None:
     if not bounds:
         return None
     rows = []
-    for name, a in _roc_attacks(results).items():
+    for name, a in roc_attacks(results).items():
         for k, d in a.get("tpr_at_fpr_detail", {}).items():
             ci = d.get("tpr_ci_simultaneous") or d.get("tpr_ci")
             bound = bounds.get(k)

@@ -15,7 +15,14 @@ from typing import Any
 
 from mipkit._runfolder import atomic_write, staged_writes
 from mipkit.report.results import to_jsonable, write_json_atomic, write_results
-from mipkit.workflows.audit_result import CONFIG_FILE, SCORES_FILE, AuditResult
+from mipkit.workflows.audit_result import (
+    CONFIG_FILE,
+    FITTED_MODEL,
+    QUESTIONS,
+    SCORES_FILE,
+    TRAINING_PROCEDURE,
+    AuditResult,
+)
 
 __all__ = [
     "FITTED_MODEL",
@@ -25,22 +32,6 @@ __all__ = [
     "TRAINING_PROCEDURE",
     "FittedAuditResult",
 ]
-
-FITTED_MODEL = "this fitted model"
-TRAINING_PROCEDURE = "this training procedure"
-QUESTIONS = {
-    FITTED_MODEL: (
-        "How well can an attacker tell the records this released model was trained on (members) from "
-        "records it was not trained on (non-members), given its outputs? The trials are the records of one "
-        "model; the answer is about this object, not about other models the same code would produce."
-    ),
-    TRAINING_PROCEDURE: (
-        "How much does a model trained by this procedure on a random half of the data reveal about who was "
-        "in that half? The trials are many models trained on random halves (the MIP game, docs/theory.md "
-        "section 1); the answer is about the procedure, averaged over its random training sets."
-    ),
-}
-"""The two questions an audit answers, and what each means (``results.json["question"]``)."""
 
 RECORD_BOOTSTRAP_METHOD = (
     "record bootstrap (one target model; the records are independent draws, so resampling records is the "
@@ -91,7 +82,7 @@ class FittedAuditResult(AuditResult):
             "settings": to_jsonable(dict(self.settings)),
             "notes": list(FITTED_NOTES),
         }
-        return {**head, **{k: v for k, v in out.items() if k != "notes"}, **rest}
+        return {**head, **{k: v for k, v in out.items() if k not in ("notes", "question")}, **rest}
 
     def _headline(self) -> str:
         model = str(self.trainer.get("import_path", "model"))

@@ -23,8 +23,11 @@ from mipkit.workflows.audit_config import ROW_COLUMN, AuditConfig, RecordInfo
 
 __all__ = [
     "CONFIG_FILE",
+    "FITTED_MODEL",
     "NOTES",
+    "QUESTIONS",
     "SCORES_FILE",
+    "TRAINING_PROCEDURE",
     "VULNERABILITY_FPR",
     "AuditResult",
     "game_row",
@@ -47,6 +50,22 @@ ROW_MEANING = (
     "0-based position of the record in the table as read (pandas.read_csv(file).iloc[row]; line row + 2 of a "
     "CSV with a header), before dropna and the subsample; for arrays, the position in the arrays passed"
 )
+FITTED_MODEL = "this fitted model"
+TRAINING_PROCEDURE = "this training procedure"
+QUESTIONS = {
+    FITTED_MODEL: (
+        "How well can an attacker tell the records this released model was trained on (members) from "
+        "records it was not trained on (non-members), given its outputs? The trials are the records of one "
+        "model; the answer is about this object, not about other models the same code would produce."
+    ),
+    TRAINING_PROCEDURE: (
+        "How much does a model trained by this procedure on a random half of the data reveal about who was "
+        "in that half? The trials are many models trained on random halves (the MIP game, docs/theory.md "
+        "section 1); the answer is about the procedure, averaged over its random training sets."
+    ),
+}
+"""The two questions an audit answers, and what each means (``results.json["question"]``)."""
+
 MOST_EXPOSED = 10
 _IDENTITY = {"record", ROW_COLUMN, "label", "n_member_trials", "n_nonmember_trials"}
 
@@ -303,6 +322,7 @@ class AuditResult:
         best = attacks.get(self.strongest_attack, {}) if self.strongest_attack else {}
         return to_jsonable(
             {
+                "question": {"answered": TRAINING_PROCEDURE, "meaning": QUESTIONS[TRAINING_PROCEDURE]},
                 "auc": self.auc,
                 "tpr_at_fpr": self.tpr_at_fpr,
                 "eta": best.get("eta"),

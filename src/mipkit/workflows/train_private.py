@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from mipkit._validation import MipkitValueError, check_choice, check_interval
-from mipkit.data.io import Dataset, features_target, read_table
+from mipkit.data.io import Dataset, read_dataset
 
 __all__ = ["TrainPrivateConfig", "TrainPrivateResult", "split_held_out", "train_private"]
 
@@ -217,18 +217,13 @@ def train_private(
     clock = time.perf_counter()
     check_choice("neighbours", config.neighbours, ("replace_one", "add_remove"), owner="train_private")
     if dataset is None:
-        if not config.data:
-            raise MipkitValueError(
-                "The 'data' parameter of train_private is required (a CSV or Parquet file)."
-            )
-        if not config.target:
-            raise MipkitValueError("The 'target' parameter of train_private is required (the label column).")
-        dataset = features_target(
-            read_table(config.data),
+        dataset = read_dataset(
+            config.data,
             config.target,
             encode=config.encode,
             drop=tuple(config.drop),
             dropna=config.dropna,
+            owner="train_private",
         )
     X, y = dataset.X, dataset.y
     if np.unique(y).size < 2:
