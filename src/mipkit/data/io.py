@@ -209,3 +209,16 @@ def read_dataset(
         if not value:
             raise MipkitValueError(f"The {name!r} parameter of {owner} is required ({what}).")
     return features_target(read_table(data), target, encode=encode, drop=tuple(drop), dropna=dropna)
+
+
+def read_configured_dataset(config, *, owner: str) -> Dataset:
+    """:func:`read_dataset` with the table options of a workflow's configuration (its ``data``, ``target``,
+    ``encode``, ``drop`` and ``dropna`` attributes)."""
+    return read_dataset(
+        config.data,
+        config.target,
+        encode=config.encode,
+        drop=tuple(config.drop),
+        dropna=config.dropna,
+        owner=owner,
+    )

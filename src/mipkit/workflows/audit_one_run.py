@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from mipkit._validation import MipkitValueError, check_choice, check_interval, check_positive_int
-from mipkit.data.io import Dataset, read_dataset
+from mipkit.data.io import Dataset, read_configured_dataset
 
 __all__ = ["OneRunConfig", "OneRunResult", "run_one_run_audit"]
 
@@ -164,14 +164,7 @@ def run_one_run_audit(
     clock = time.perf_counter()
     conf = check_interval("confidence", config.confidence, 0.0, 1.0, owner="audit_one_run")
     if dataset is None:
-        dataset = read_dataset(
-            config.data,
-            config.target,
-            encode=config.encode,
-            drop=tuple(config.drop),
-            dropna=config.dropna,
-            owner="audit_one_run",
-        )
+        dataset = read_configured_dataset(config, owner="audit_one_run")
     rng = np.random.default_rng(np.random.SeedSequence([int(config.seed), 0x0E1]))
     rows, labels, included = _canaries(dataset, config, rng)
     X = dataset.X

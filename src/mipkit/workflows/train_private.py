@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from mipkit._validation import MipkitValueError, check_choice, check_interval
-from mipkit.data.io import Dataset, read_dataset
+from mipkit.data.io import Dataset, read_configured_dataset
 
 __all__ = ["TrainPrivateConfig", "TrainPrivateResult", "split_held_out", "train_private"]
 
@@ -217,14 +217,7 @@ def train_private(
     clock = time.perf_counter()
     check_choice("neighbours", config.neighbours, ("replace_one", "add_remove"), owner="train_private")
     if dataset is None:
-        dataset = read_dataset(
-            config.data,
-            config.target,
-            encode=config.encode,
-            drop=tuple(config.drop),
-            dropna=config.dropna,
-            owner="train_private",
-        )
+        dataset = read_configured_dataset(config, owner="train_private")
     X, y = dataset.X, dataset.y
     if np.unique(y).size < 2:
         raise MipkitValueError("The target column has a single class; a classifier needs at least two.")
