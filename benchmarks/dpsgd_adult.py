@@ -160,7 +160,8 @@ def audit(args, ds: Dataset, model: str, params: dict, name: str) -> dict:
         n_jobs=args.n_jobs,
     )
     work = ROOT / "runs" / f"dpsgd_adult{args.suffix}_work" / name
-    shutil.rmtree(work, ignore_errors=True)  # a fresh run: no fits resumed from an earlier ledger
+    if not args.resume:
+        shutil.rmtree(work, ignore_errors=True)  # a fresh run: no fits resumed from an earlier ledger
     t0 = time.perf_counter()
     res = run_audit(
         cfg, ROOT / "runs" / f"dpsgd_adult{args.suffix}_work" / name, dataset=ds, write_report=False
@@ -559,6 +560,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--sections", default="targets,one_run,epsilon,speed,bad_input")
     ap.add_argument("--quick", action="store_true", help="6,000-record pool, 8 models, reduced sections")
+    ap.add_argument(
+        "--resume",
+        action="store_true",
+        help="keep the audits' ledgers of an earlier run (fits resumed; an audit's 'seconds' then counts "
+        "only what was not resumed, its 'fit_seconds' still every fit's own time from the ledger)",
+    )
     args = ap.parse_args(argv)
     if args.quick:
         args.records, args.models, args.targets, args.canaries = 6000, 8, 8, 500
@@ -590,19 +597,28 @@ def main(argv: list[str] | None = None) -> int:
         "cpu_count": os.cpu_count(),
     }
     clock = time.perf_counter()
+    out = ROOT / "benchmarks" / "results" / f"dpsgd_adult{args.suffix}.json"
+    summary["resumed"] = bool(args.resume)
+
+    def save() -> None:  # after every section: a killed run keeps what it finished
+        summary["seconds"] = time.perf_counter() - clock
+        out.write_text(json.dumps(summary, indent=2, default=float) + "\n")
+
     if "targets" in sections:
         section_targets(args, pool, summary)
+        save()
     if "one_run" in sections:
         section_one_run(args, train if not args.quick else pool, summary)
+        save()
     if "epsilon" in sections:
         section_through_epsilon(args, train if not args.quick else pool, test, summary)
+        save()
     if "speed" in sections:
         section_epoch_speed(args, train, summary)
+        save()
     if "bad_input" in sections:
         section_bad_input(summary, ROOT / "runs" / f"dpsgd_adult{args.suffix}_work" / "bad_input")
-    summary["seconds"] = time.perf_counter() - clock
-    out = ROOT / "benchmarks" / "results" / f"dpsgd_adult{args.suffix}.json"
-    out.write_text(json.dumps(summary, indent=2, default=float) + "\n")
+    save()
     report(summary)
     return 0
 
