@@ -156,7 +156,8 @@ def print_human(results: dict, run_dir: Path) -> None:
     from mipkit.report.audit_report import plain_summary
 
     console = Console()
-    cluster = "[95% CI]" if not results.get("headline") else "[95% cluster CI]"
+    fitted = (results.get("question") or {}).get("answered") == "this fitted model"  # record bootstrap
+    cluster = "[95% CI]" if fitted or not results.get("headline") else "[95% cluster CI]"
     table = Table(title="Membership-inference audit", show_lines=False)
     fprs = list(results["tpr_at_fpr"])
     for col in ["attack", "AUC", *[f"TPR@{f}" for f in fprs], f"eta {cluster}"]:

@@ -249,12 +249,13 @@ def plain_summary(results: dict, *, who: str = "the model") -> list[str]:
         acc = 0.5 + a["eta"]
         lo, hi = results.get("eta_ci") or a["eta_ci"]
         hl = results.get("headline") or {}
+        fitted = (results.get("question") or {}).get("answered") == "this fitted model"
         how = (
-            "an interval that allows for dependent trials and for choosing the strongest of "
-            f"{len(hl.get('family', []))} attacks"
+            ("a bootstrap over the records of the one model" if fitted else "an interval that allows for "
+             "dependent trials") + f" and for choosing the strongest of {len(hl.get('family', []))} attacks"
             if hl
             else "trials taken as independent"
-        )
+        )  # fmt: skip
         lines.append(
             f"Given a record and {who}, the strongest attack ({best}) guessed correctly whether the record "
             f"was in the training data {_pct(acc)} of the time (a coin flip gets 50%). That is a measured "
