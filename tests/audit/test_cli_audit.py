@@ -239,8 +239,12 @@ class _Captured:
 
 
 @pytest.fixture
-def captured(monkeypatch):
-    """Replace the workflow by a recorder: what the command hands to run_audit, without fitting anything."""
+def captured(monkeypatch, tmp_path):
+    """Replace the workflow by a recorder: what the command hands to run_audit, without fitting anything.
+
+    Runs in its own working folder: the default run folder is relative (``runs/audit``), and two pytest
+    workers sharing one would find it locked by the other."""
+    monkeypatch.chdir(tmp_path)
     calls = []
 
     def fake_run_audit(config, out_dir, *, progress=None, dataset=None, write_report=True):

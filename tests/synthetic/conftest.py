@@ -41,3 +41,21 @@ def discrete_mixed_table(n: int, rng: np.random.Generator) -> pd.DataFrame:
 def make_discrete_mixed_table():
     """The generator :func:`discrete_mixed_table`, for tests that need tied mixed-type tables."""
     return discrete_mixed_table
+
+
+def small_mixed_table(n: int, rng: np.random.Generator) -> pd.DataFrame:
+    """Integer age, one-decimal income and two categorical columns: the CLI tests' tables."""
+    return pd.DataFrame(
+        {
+            "age": rng.integers(18, 80, n),
+            "income": rng.normal(50, 10, n).round(1),
+            "sex": rng.choice(["F", "M"], n),
+            "city": rng.choice(["a", "b", "c"], n),
+        }
+    )
+
+
+@pytest.fixture
+def make_small_mixed_table():
+    """The generator :func:`small_mixed_table`."""
+    return small_mixed_table

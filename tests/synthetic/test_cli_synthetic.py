@@ -14,19 +14,9 @@ import mipkit.cli.audit_synthetic as cli_module
 from mipkit.cli import main
 
 
-def _table(n, rng):
-    return pd.DataFrame(
-        {
-            "age": rng.integers(18, 80, n),
-            "income": rng.normal(50, 10, n).round(1),
-            "sex": rng.choice(["F", "M"], n),
-            "city": rng.choice(["a", "b", "c"], n),
-        }
-    )
-
-
 @pytest.fixture()
-def trio(tmp_path):
+def trio(tmp_path, make_small_mixed_table):
+    _table = make_small_mixed_table
     rng = np.random.default_rng(0)
     orig = _table(240, rng)
     syn = pd.concat([orig.sample(120, random_state=1), _table(120, rng)], ignore_index=True)  # half copies

@@ -13,19 +13,9 @@ from mipkit.cli import main
 from mipkit.workflows.audit_synthetic import audit_synthetic
 
 
-def _table(n, rng):
-    return pd.DataFrame(
-        {
-            "age": rng.integers(18, 80, n),
-            "income": rng.normal(50, 10, n).round(1),
-            "sex": rng.choice(["F", "M"], n),
-            "city": rng.choice(["a", "b", "c"], n),
-        }
-    )
-
-
 @pytest.fixture()
-def trio(tmp_path):
+def trio(tmp_path, make_small_mixed_table):
+    _table = make_small_mixed_table
     rng = np.random.default_rng(0)
     orig, ctl = _table(200, rng), _table(200, rng)
     syn = pd.concat([orig.sample(100, random_state=1), _table(100, rng)], ignore_index=True)  # half copies
@@ -70,7 +60,8 @@ def test_both_attacks_end_to_end(trio, tmp_path, capsys):
     assert "singling out (multivariate)" in text and "Linkability (age + sex | income + city" in text
 
 
-def test_off_by_default_and_frame_rows(trio):
+def test_off_by_default_and_frame_rows(trio, make_small_mixed_table):
+    _table = make_small_mixed_table
     rng = np.random.default_rng(2)
     orig, syn, ctl = _table(150, rng), _table(150, rng), _table(150, rng)
     plain = audit_synthetic(orig, syn, control=ctl, checks=("inference",), random_state=0)
