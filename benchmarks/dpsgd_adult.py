@@ -599,6 +599,9 @@ def main(argv: list[str] | None = None) -> int:
     clock = time.perf_counter()
     out = ROOT / "benchmarks" / "results" / f"dpsgd_adult{args.suffix}.json"
     summary["resumed"] = bool(args.resume)
+    if args.resume and out.exists():  # keep the sections of the earlier run that this one does not redo
+        earlier = json.loads(out.read_text())
+        summary.update({k: v for k, v in earlier.items() if k not in summary and k != "seconds"})
 
     def save() -> None:  # after every section: a killed run keeps what it finished
         summary["seconds"] = time.perf_counter() - clock
