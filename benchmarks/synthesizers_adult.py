@@ -248,9 +248,16 @@ def main(ds: dict = ADULT, argv: list[str] | None = None) -> None:
 
     real_auc = utility_auc(train, test, target=ds["target"], positive=ds["positive"], seed=args.seed)
     print(f"{ds['name']}: train {len(train)}, test {len(test)}, real AUC {real_auc:.3f}", flush=True)
+    suffix = ("_quick" if args.quick else "") + (f"_{args.tag}" if args.tag else "")
+    partial = RESULTS / f"synthesizers_{ds['name']}{suffix}.partial.json"
+    done = _finished_rows(partial, args)  # a killed run resumes: finished (method, epsilon) cells are kept
     rows = []
     for method in args.methods:
         for eps in [None] if method == "ctgan" else eps_list:
+            if (method, eps) in done:
+                rows.append(done[(method, eps)])
+                print(f"{method} eps={eps}: kept from {partial.name}", flush=True)
+                continue
             t = time.perf_counter()
             try:
                 row = evaluate(ds, method, eps, args, train, test, real_auc)
@@ -273,7 +280,7 @@ def main(ds: dict = ADULT, argv: list[str] | None = None) -> None:
                 "seconds",
             )
             print(json.dumps({k: row.get(k) for k in (*keys, "error", "skipped")}), flush=True)
-    suffix = ("_quick" if args.quick else "") + (f"_{args.tag}" if args.tag else "")
+            _save_partial(partial, args, rows)
     RESULTS.mkdir(parents=True, exist_ok=True)
     from mipkit.report.results import write_json_atomic
 
@@ -283,7 +290,30 @@ def main(ds: dict = ADULT, argv: list[str] | None = None) -> None:
             "command": " ".join(sys.argv)}  # fmt: skip
     write_json_atomic(RESULTS / f"synthesizers_{ds['name']}{suffix}.json", {"meta": meta, "rows": rows})
     (RESULTS / f"synthesizers_{ds['name']}{suffix}.md").write_text(markdown(rows))
+    partial.unlink(missing_ok=True)
     print(markdown(rows))
+
+
+def _run_key(args) -> dict:
+    """What must match for a finished cell of an earlier run to be reused."""
+    return {k: getattr(args, k) for k in ("quick", "delta", "seed", "n_attacks", "max_audit_rows", "rows")}
+
+
+def _finished_rows(partial: Path, args) -> dict:
+    """The cells (method, epsilon) an earlier, killed run of the same configuration finished (not errors)."""
+    if not partial.exists():
+        return {}
+    saved = json.loads(partial.read_text())
+    if saved.get("key") != _run_key(args):
+        return {}
+    return {(r["method"], r["epsilon"]): r for r in saved["rows"] if "error" not in r}
+
+
+def _save_partial(partial: Path, args, rows: list[dict]) -> None:
+    from mipkit.report.results import write_json_atomic
+
+    partial.parent.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(partial, {"key": _run_key(args), "rows": rows})
 
 
 if __name__ == "__main__":

@@ -340,3 +340,28 @@ def test_privacy_loss_distribution_errors():
         privacy_loss_distribution(GaussianCurve(1.0))
     with pytest.raises(MipkitValueError, match="value_discretization_interval"):
         privacy_loss_distribution(GDP(1.0), value_discretization_interval=2.0)
+
+
+def test_little_noise_gives_finite_certificate_equal_to_the_sampling_bound():
+    """Noise multiplier 0.05, q = 0.1, 10 steps: almost every sampled step reveals the record, so the
+    advantage is close to 1 - (1 - q)^T (the chance the record is ever sampled) and never NaN (losses above
+    e^700 join the +inf atom instead of overflowing)."""
+    from mipkit.accounting import SubsampledGaussian, tradeoff_curve
+
+    curve = tradeoff_curve(SubsampledGaussian(noise_multiplier=0.05, sample_rate=0.1, steps=10))
+    ever_sampled = 1.0 - 0.9**10
+    for fpr in (1e-6, 1e-3, 0.01, 0.1):
+        tpr = float(curve.tpr(fpr))
+        assert math.isfinite(tpr)
+        # at least the record's sampled steps are caught; at most those plus the FPR of the rest
+        assert ever_sampled - 1e-3 <= tpr <= ever_sampled + fpr + 1e-3
+
+
+@pytest.mark.parametrize("noise", [1e-4, 1e-2])
+def test_far_too_little_noise_is_refused_not_allocated(noise):
+    """A step whose privacy loss overflows double precision, or whose grid would need billions of points,
+    is refused with a clear message (it used to try to allocate hundreds of GiB)."""
+    from mipkit.accounting import SubsampledGaussian, tradeoff_curve
+
+    with pytest.raises(MipkitValueError, match="noise is far too small"):
+        tradeoff_curve(SubsampledGaussian(noise_multiplier=noise, sample_rate=0.1, steps=10))

@@ -1,11 +1,28 @@
-"""The commands' shared guards: size limits, output paths and strict config values (mipkit.cli.options)."""
+"""The shared pieces of the commands (mipkit.cli.options): size limits, output paths, strict config values,
+groups of flags and their parsing."""
 
 from __future__ import annotations
 
+import dataclasses
+import inspect
+
 import pytest
+import typer
+from typer.testing import CliRunner
 
 from mipkit._validation import MipkitValueError
-from mipkit.cli.options import LIMITS, check_config_types, check_count, check_out_file, check_out_folder
+from mipkit.cli.options import (
+    LIMITS,
+    check_config_types,
+    check_count,
+    check_out_file,
+    check_out_folder,
+    comma_floats,
+    comma_names,
+    config_from_flags,
+    target_parameters,
+    with_options,
+)
 
 
 def test_check_count_limits_and_the_override():
@@ -84,3 +101,79 @@ def test_config_values_are_checked_strictly(values, message):
 def test_good_config_values_pass():
     good = {"dropna": False, "models": 8, "targets": None, "confidence": 1, "target": "income"}
     assert check_config_types(good, _Command) is good
+
+
+def _group(
+    fprs: str = typer.Option("0.1", "--fprs", help="FPRs."),
+    n_boot: int = typer.Option(10, "--n-boot", help="Replicates."),
+) -> dict:
+    return {"fprs": comma_floats(fprs, "--fprs"), "n_boot": n_boot}
+
+
+def _app_with_group(calls: list) -> typer.Typer:
+    app = typer.Typer()
+
+    @app.command("run")
+    @with_options("measure", _group)
+    def run(
+        data: str = typer.Option(..., "--data", help="Data."),
+        measure: object = None,
+        as_json: bool = typer.Option(False, "--json", help="JSON."),
+    ) -> None:
+        """Run."""
+        calls.append((data, as_json, measure))
+
+    @app.command("other")
+    def other() -> None:
+        """Another command, so that ``run`` is a subcommand."""
+
+    return app
+
+
+def test_with_options_puts_the_group_in_place_and_defers_its_parsing():
+    calls: list = []
+    app = _app_with_group(calls)
+    params = [p.name for p in typer.main.get_command(app).commands["run"].params]
+    assert params == ["data", "fprs", "n_boot", "as_json"]  # the group's flags where ``measure`` stands
+    result = CliRunner().invoke(app, ["run", "--data", "d.csv", "--fprs", "0.2,1:3", "--json"])
+    assert result.exit_code == 0, result.output
+    [(data, as_json, measure)] = calls
+    assert (data, as_json) == ("d.csv", True)
+    assert measure() == {"fprs": (0.2, 0.25), "n_boot": 10}  # parsed when the command calls it
+    calls.clear()
+    assert CliRunner().invoke(app, ["run", "--data", "d.csv", "--fprs", "x"]).exit_code == 0
+    with pytest.raises(MipkitValueError, match="--fprs must be comma-separated numbers"):
+        calls[0][2]()
+
+
+def test_target_parameters_name_the_commands_target_flag():
+    given = target_parameters("--target-risk")
+    helps = {name: p.default.help for name, p in inspect.signature(given).parameters.items()}
+    assert helps == {
+        "fpr": "FPR for --target-risk tpr-at-fpr.",
+        "baseline": "Baseline success for --target-risk success.",
+        "base_rate": "Member fraction for --target-risk precision.",
+        "recall": "Recall for --target-risk precision.",
+    }
+    assert given(0.01, None, None, None) == {"fpr": 0.01, "baseline": None, "base_rate": None, "recall": None}
+
+
+def test_config_from_flags_takes_the_fields_named_like_flags():
+    @dataclasses.dataclass(frozen=True)
+    class Config:
+        data: str = ""
+        drop: tuple = ()
+        n_models: int = 16
+        seed: int = 0
+
+    flags = {"data": "d.csv", "drop": "a, b", "models": 8, "out": "runs/x", "as_json": True}
+    cfg = config_from_flags(Config, flags, drop=comma_names(flags["drop"]), n_models=flags["models"])
+    assert cfg == Config(data="d.csv", drop=("a", "b"), n_models=8, seed=0)
+
+
+def test_comma_lists():
+    assert comma_names(None) is None
+    assert comma_names(" a, b ,,") == ("a", "b")
+    assert comma_floats("0.5, 1:3,", "--base-rates") == (0.5, 0.25)
+    with pytest.raises(MipkitValueError, match="--fprs must be comma-separated numbers. Got 'a'"):
+        comma_floats("a", "--fprs")

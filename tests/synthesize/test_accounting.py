@@ -22,7 +22,7 @@ from mipkit.accounting.heterogeneous import (
     heterogeneous_curve,
     heterogeneous_pld,
 )
-from mipkit.synthesize.plan import plan_run, schedule_weights
+from mipkit.synthesize.plan import Schedule, plan_run, schedule_weights
 
 REL = privacy_accountant.NeighboringRelation
 
@@ -90,15 +90,8 @@ def test_record_round_trip_and_validation():
 def test_schedule_and_plan_meet_the_target():
     w = schedule_weights(10, noise_decay=0.5, groups=5)
     assert w[0] == 1.0 and w[-1] == pytest.approx(0.5) and np.all(np.diff(w) <= 0)
-    plan = plan_run(
-        epsilon=2.0,
-        delta=1e-5,
-        target=None,
-        neighbours="add_remove",
-        sample_rate=0.1,
-        steps=40,
-        noise_decay=0.5,
-    )
+    schedule = Schedule(delta=1e-5, neighbours="add_remove", sample_rate=0.1, steps=40, noise_decay=0.5)
+    plan = plan_run(schedule, epsilon=2.0, target=None)
     rec = plan.record_for(40)
     assert rec.steps == 40 and len(rec.groups) == 8
     eps = heterogeneous_curve(rec).epsilon_for_delta(1e-5)
@@ -108,9 +101,8 @@ def test_schedule_and_plan_meet_the_target():
 
 
 def test_eta_target_is_met_for_replace_one():
-    plan = plan_run(
-        epsilon=None, delta=1e-5, target=EtaTarget(0.1), neighbours="add_remove", sample_rate=0.2, steps=20
-    )
+    schedule = Schedule(delta=1e-5, neighbours="add_remove", sample_rate=0.2, steps=20)
+    plan = plan_run(schedule, epsilon=None, target=EtaTarget(0.1))
     assert plan.neighbours == "replace_one"
     eta = eta_from_curve(heterogeneous_curve(plan.record_for(20), neighbours="replace_one"))
     assert 0.095 < eta <= 0.1

@@ -136,6 +136,17 @@ def test_audit_synthetic_reads_the_certificate(tmp_path, capsys):
     row = certified["inference"]["sex"]
     assert row["certified_success"] > row["baseline_precision"]
     assert json.loads((out / "certified_bounds.json").read_text()) == certified
+    # the certified ROC bound is the certificate's own curve, and the report draws and tabulates it
+    from mipkit.synthesize.certificate import SynthesisCertificate, certificate_curve
+
+    curve = certificate_curve(SynthesisCertificate.read(cert), "add_remove")
+    pts = certified["dcr"]["curve"]
+    assert len(pts["fpr"]) == len(pts["tpr"]) > 20
+    np.testing.assert_allclose(pts["tpr"], np.asarray(curve.tpr(np.asarray(pts["fpr"]))), rtol=1e-12)
+    assert all(np.diff(pts["tpr"]) >= -1e-12) and pts["tpr"][-1] == pytest.approx(1.0)
+    html = (out / "report.html").read_text()
+    assert "Certified bounds" in html and "certified bound" in html.lower()
+    assert f"{row['certified_success']:.3f}"[:4] in html
     code = main([*argv[:-1], str(tmp_path / "audit2"), "--certificate", str(tmp_path / "missing.json")])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "missing.json" in err

@@ -85,6 +85,7 @@ def _integer_table(n: int, rng: np.random.Generator, with_missing: bool) -> pd.D
     if with_missing:
         df.loc[rng.random(n) < 0.15, "kids"] = np.nan
         df.loc[rng.random(n) < 0.15, "c"] = None
+        df.loc[0, "kids"], df.loc[0, "c"] = 1.0, "a"  # never a wholly missing column (refused by design)
     return df
 
 

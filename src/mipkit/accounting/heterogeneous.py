@@ -106,18 +106,12 @@ def heterogeneous_pld(
 
 
 def heterogeneous_curve(
-    record: HeterogeneousSubsampledGaussian,
-    *,
-    neighbours: str | None = None,
-    value_discretization_interval: float | None = DEFAULT_DISCRETIZATION,
-    tolerance: float | None = None,
+    record: HeterogeneousSubsampledGaussian, *, neighbours: str | None = None, **options: Any
 ) -> Any:
-    """The two-sided :class:`~mipkit.accounting.pld.PLDCurve` of the record for ``neighbours``: on the grid
-    ``value_discretization_interval``, or (``None``) on a grid refined until its two sides agree to
-    ``tolerance`` (:func:`mipkit.accounting.tradeoff_curve`)."""
+    """The two-sided :class:`~mipkit.accounting.pld.PLDCurve` of the record for ``neighbours``:
+    :func:`mipkit.accounting.tradeoff_curve` with ``options`` (``value_discretization_interval``, default
+    ``DEFAULT_DISCRETIZATION``; ``None`` with ``tolerance`` refines the grid until its two sides agree)."""
     from mipkit.accounting.curves import tradeoff_curve
 
-    rec = _record(record, neighbours, "heterogeneous_curve")
-    return tradeoff_curve(
-        rec, value_discretization_interval=value_discretization_interval, tolerance=tolerance
-    )
+    options.setdefault("value_discretization_interval", DEFAULT_DISCRETIZATION)
+    return tradeoff_curve(_record(record, neighbours, "heterogeneous_curve"), **options)

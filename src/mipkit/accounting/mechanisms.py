@@ -42,21 +42,12 @@ True
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
-from mipkit._validation import (
-    MipkitValueError,
-    check_delta,
-    check_epsilon,
-    check_interval,
-    check_positive,
-    check_positive_int,
-    check_sample_rate,
-)
-from mipkit.accounting._record_base import NEIGHBOURS, Mechanism, _positive, _relation, _set, record_parts
+from mipkit._validation import MipkitValueError
+from mipkit.accounting._record_base import NEIGHBOURS, Mechanism, _set, record_parts
 from mipkit.accounting.mechanisms_dp import RDP, ZCDP, HeterogeneousSubsampledGaussian
 
 __all__ = [
@@ -79,7 +70,7 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class PureDP(Mechanism):
+class PureDP(Mechanism, name="pure_dp", checks={"epsilon": "epsilon"}):
     """An ``(epsilon, 0)``-DP mechanism (any: its curve is the worst case among them).
 
     Parameters
@@ -90,17 +81,12 @@ class PureDP(Mechanism):
         The relation the guarantee holds for.
     """
 
-    name: ClassVar[str] = "pure_dp"
     epsilon: float
     neighbours: str = "add_remove"
 
-    def __post_init__(self) -> None:
-        _set(self, "epsilon", check_epsilon(self.epsilon, owner="PureDP"))
-        _relation(self)
-
 
 @dataclass(frozen=True)
-class ApproxDP(Mechanism):
+class ApproxDP(Mechanism, name="approx_dp", checks={"epsilon": "epsilon", "delta": "delta"}):
     """Any mechanism that is ``(epsilon, delta)``-DP: the worst case among them has the curve used here.
 
     Parameters
@@ -113,19 +99,13 @@ class ApproxDP(Mechanism):
         The relation the guarantee holds for.
     """
 
-    name: ClassVar[str] = "approx_dp"
     epsilon: float
     delta: float
     neighbours: str = "add_remove"
 
-    def __post_init__(self) -> None:
-        _set(self, "epsilon", check_epsilon(self.epsilon, owner="ApproxDP"))
-        _set(self, "delta", check_delta(self.delta, owner="ApproxDP"))
-        _relation(self)
-
 
 @dataclass(frozen=True)
-class GaussianMechanism(Mechanism):
+class GaussianMechanism(Mechanism, name="gaussian", checks={"sigma": "positive", "sensitivity": "positive"}):
     """The Gaussian mechanism ``q(D) + N(0, sigma^2 I)`` on a query of l2-sensitivity ``L``.
 
     It is ``L / sigma``-GDP for the relation ``L`` was computed for (Dong, Roth & Su 2022, Thm 2.7;
@@ -141,18 +121,13 @@ class GaussianMechanism(Mechanism):
     neighbours : {"add_remove", "replace_one"}, default="add_remove"
     """
 
-    name: ClassVar[str] = "gaussian"
     sigma: float
     sensitivity: float = 1.0
     neighbours: str = "add_remove"
 
-    def __post_init__(self) -> None:
-        _positive(self, "sigma", "sensitivity")
-        _relation(self)
-
 
 @dataclass(frozen=True)
-class LaplaceMechanism(Mechanism):
+class LaplaceMechanism(Mechanism, name="laplace", checks={"scale": "positive", "sensitivity": "positive"}):
     """The Laplace mechanism ``q(D) + Lap(b)`` on a scalar query of l1-sensitivity ``L``.
 
     Pure ``L / b``-DP, with an exact trade-off curve tighter than the ``(L/b, 0)``-DP one (Dong, Roth &
@@ -167,18 +142,13 @@ class LaplaceMechanism(Mechanism):
     neighbours : {"add_remove", "replace_one"}, default="add_remove"
     """
 
-    name: ClassVar[str] = "laplace"
     scale: float
     sensitivity: float = 1.0
     neighbours: str = "add_remove"
 
-    def __post_init__(self) -> None:
-        _positive(self, "scale", "sensitivity")
-        _relation(self)
-
 
 @dataclass(frozen=True)
-class GDP(Mechanism):
+class GDP(Mechanism, name="gdp", checks={"mu": "nonnegative"}):
     """A mu-GDP mechanism: testing ``N(0, 1)`` against ``N(mu, 1)`` (Dong, Roth & Su 2022, Def. 2.6).
 
     Parameters
@@ -188,17 +158,16 @@ class GDP(Mechanism):
     neighbours : {"add_remove", "replace_one"}, default="add_remove"
     """
 
-    name: ClassVar[str] = "gdp"
     mu: float
     neighbours: str = "add_remove"
 
-    def __post_init__(self) -> None:
-        _set(self, "mu", check_interval("mu", self.mu, 0.0, math.inf, closed="left", owner="GDP"))
-        _relation(self)
-
 
 @dataclass(frozen=True)
-class SubsampledGaussian(Mechanism):
+class SubsampledGaussian(
+    Mechanism,
+    name="subsampled_gaussian",
+    checks={"noise_multiplier": "positive", "sample_rate": "sample_rate", "steps": "positive_int"},
+):
     """DP-SGD: the Poisson-subsampled Gaussian mechanism composed ``steps`` times (Abadi et al. 2016).
 
     Clipping norm 1 (the noise multiplier is the noise standard deviation in units of the clipping norm).
@@ -217,22 +186,14 @@ class SubsampledGaussian(Mechanism):
     neighbours : {"add_remove", "replace_one"}, default="add_remove"
     """
 
-    name: ClassVar[str] = "subsampled_gaussian"
     noise_multiplier: float
     sample_rate: float
     steps: int
     neighbours: str = "add_remove"
 
-    def __post_init__(self) -> None:
-        owner = "SubsampledGaussian"
-        _set(self, "noise_multiplier", check_positive("noise_multiplier", self.noise_multiplier, owner=owner))
-        _set(self, "sample_rate", check_sample_rate(self.sample_rate, owner=owner))
-        _set(self, "steps", check_positive_int("steps", self.steps, owner=owner))
-        _relation(self)
-
 
 @dataclass(frozen=True)
-class Composed(Mechanism):
+class Composed(Mechanism, name="composed"):
     """Several mechanisms run on the same data (adaptive composition: the privacy losses add up).
 
     Parameters
@@ -246,7 +207,6 @@ class Composed(Mechanism):
     relation is then built part by part, see :func:`mipkit.accounting.tradeoff_curve`).
     """
 
-    name: ClassVar[str] = "composed"
     mechanisms: tuple[Mechanism, ...]
 
     def __post_init__(self) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 from mipkit._validation import (
     MipkitValueError,
@@ -26,7 +26,7 @@ __all__ = ["RDP", "ZCDP", "HeterogeneousSubsampledGaussian"]
 
 
 @dataclass(frozen=True)
-class HeterogeneousSubsampledGaussian(Mechanism):
+class HeterogeneousSubsampledGaussian(Mechanism, name="heterogeneous_subsampled_gaussian"):
     """Poisson-subsampled Gaussian steps in groups ``(noise_multiplier, sample_rate, count)``.
 
     DP-SGD whose steps do not all share one noise-to-sensitivity ratio (e.g. the critic steps of
@@ -41,7 +41,6 @@ class HeterogeneousSubsampledGaussian(Mechanism):
     neighbours : {"add_remove", "replace_one"}, default="add_remove"
     """
 
-    name: ClassVar[str] = "heterogeneous_subsampled_gaussian"
     groups: tuple[tuple[float, float, int], ...]
     neighbours: str = "add_remove"
 
@@ -93,7 +92,7 @@ class HeterogeneousSubsampledGaussian(Mechanism):
 
 
 @dataclass(frozen=True)
-class RDP(Mechanism):
+class RDP(Mechanism, name="rdp"):
     """A Renyi-DP guarantee: ``D_a(M(D) || M(D')) <= rdp_values[i]`` at each order ``a = orders[i]``.
 
     What Opacus's and TF Privacy's RDP accountants report. Its trade-off curve is the envelope of the
@@ -109,7 +108,6 @@ class RDP(Mechanism):
     neighbours : {"add_remove", "replace_one"}, default="add_remove"
     """
 
-    name: ClassVar[str] = "rdp"
     orders: tuple[float, ...]
     rdp_values: tuple[float, ...]
     neighbours: str = "add_remove"
@@ -158,7 +156,7 @@ def _float_tuple(name: str, values: Any, owner: str) -> tuple[float, ...]:
 
 
 @dataclass(frozen=True)
-class ZCDP(Mechanism):
+class ZCDP(Mechanism, name="zcdp", checks={"rho": "nonnegative"}):
     """A ``rho``-zCDP guarantee (Bun & Steinke 2016): RDP ``rho * a`` at every order ``a > 1``.
 
     Parameters
@@ -168,10 +166,5 @@ class ZCDP(Mechanism):
     neighbours : {"add_remove", "replace_one"}, default="add_remove"
     """
 
-    name: ClassVar[str] = "zcdp"
     rho: float
     neighbours: str = "add_remove"
-
-    def __post_init__(self) -> None:
-        _set(self, "rho", check_interval("rho", self.rho, 0.0, math.inf, closed="left", owner="ZCDP"))
-        _relation(self)

@@ -65,7 +65,25 @@ _TAIL = 1e-15
 # ---------------------------------------------------------------------------------------------------
 # One step of a Gaussian mechanism (sensitivity 1, noise sigma, Poisson rate q)
 # ---------------------------------------------------------------------------------------------------
+#: The most grid points one step's privacy loss may span before the accounting refuses (memory, not accuracy).
+_MAX_STEP_POINTS = 4 * DEFAULT_MAX_POINTS
+#: The largest privacy loss a grid may hold: ``e^L`` must stay finite in double precision (``e^709``).
+_MAX_LOSS = 700.0
+
+
 def _grid_range(lo: float, hi: float, d: float) -> tuple[int, int]:
+    """Grid indices covering the losses ``[lo, hi]``; refuses a span too wide to hold in memory.
+
+    A Gaussian step with very little noise (noise multiplier ~1e-4) has privacy losses in the thousands: its
+    grid would need billions of points, and its certificate would say nothing anyway.
+    """
+    points = (hi - lo) / d if d > 0 else math.inf
+    if not math.isfinite(points) or points > _MAX_STEP_POINTS or max(hi, -lo) > _MAX_LOSS:
+        raise MipkitValueError(
+            f"The privacy loss of one step spans [{lo:.3g}, {hi:.3g}]: too wide to account ({points:.3g} "
+            f"grid points; at most {_MAX_STEP_POINTS:.3g} and losses within +-{_MAX_LOSS:g}). The noise is "
+            "far too small for a meaningful certificate: use a larger noise multiplier."
+        )
     return math.floor(lo / d) - 1, math.ceil(hi / d) + 1
 
 
@@ -77,7 +95,7 @@ def _gaussian_step(sigma: float, q: float, relation: str, d: float, side: str) -
         delta = functools.partial(pmfs.gaussian_delta, sigma=sigma, q=q, direction="replace")
         if side == "upper":
             return pld_lib.PrivacyLossDistribution(
-                pmfs.symmetric_pessimistic_pmf(delta, math.ceil(max(hi, -lo) / d) + 1, d)
+                pmfs.symmetric_pessimistic_pmf(delta, _grid_range(-max(hi, -lo), max(hi, -lo), d)[1], d)
             )
         k_lo, k_hi = _grid_range(lo, hi, d)
         q_lo = pmfs.gaussian_q_at_least(k_lo * d, sigma, q, "replace")
@@ -89,7 +107,7 @@ def _gaussian_step(sigma: float, q: float, relation: str, d: float, side: str) -
     if q >= 1.0:  # the Gaussian mechanism: one symmetric pmf
         if side == "upper":
             return pld_lib.PrivacyLossDistribution(
-                pmfs.symmetric_pessimistic_pmf(remove, math.ceil(max(hi, -lo) / d) + 1, d)
+                pmfs.symmetric_pessimistic_pmf(remove, _grid_range(-max(hi, -lo), max(hi, -lo), d)[1], d)
             )
         k_lo, k_hi = _grid_range(-max(hi, -lo), max(hi, -lo), d)
         q_lo = pmfs.gaussian_q_at_least(k_lo * d, sigma, q, "remove")

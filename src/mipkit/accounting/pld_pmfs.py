@@ -158,8 +158,9 @@ def gaussian_bounds(sigma: float, q: float, direction: str, tail: float = TAIL_M
         lo = min(lo, math.log1p(-q))
     if direction in ("remove", "replace") and hi > 0.0:
 
-        def log_tail(eps: float) -> float:  # log P(L >= eps)
-            lp, _ = _laws(_x_of_eps(np.asarray([eps]), sigma, q, direction), sigma, q, direction)
+        def log_tail(eps: float) -> float:  # log P(L >= eps); e^eps may overflow (x = -inf: no mass)
+            with np.errstate(over="ignore"):
+                lp, _ = _laws(_x_of_eps(np.asarray([eps]), sigma, q, direction), sigma, q, direction)
             return float(lp[0])
 
         target = math.log(tail)

@@ -55,6 +55,10 @@ class Lines:
         return float(min(max(max(direct, mirrored), 0.0), r))
 
 
+#: The largest loss kept as such when a pmf is read into vertices (``e^700`` is finite in double precision).
+MAX_FINITE_LOSS = 700.0
+
+
 def pmf_arrays(pmf: Any) -> tuple[np.ndarray, np.ndarray, float, float]:
     """Losses (ascending), masses, ``+inf`` mass and grid step of a ``dp_accounting`` PLD pmf."""
     dense = pmf.to_dense_pmf()
@@ -74,6 +78,12 @@ def positive_part(pmf: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndar
     largest loss down, so small ``alpha`` and ``1 - beta`` keep full relative precision.
     """
     losses, probs, inf_mass, _ = pmf_arrays(pmf)
+    # Losses beyond e^700 (little noise, many steps) would overflow e^eps: a mass p at such a loss adds at
+    # most p e^-700 < 1e-304 to alpha, below double precision, so it joins the +inf atom (exact in floats).
+    huge = losses > MAX_FINITE_LOSS
+    if huge.any():
+        inf_mass += float(probs[huge].sum())
+        losses, probs = losses[~huge], probs[~huge]
     pos = losses > 0.0
     lp, pp = losses[pos][::-1], probs[pos][::-1]  # positive losses, largest first
     qp = pp * np.exp(-lp)

@@ -13,9 +13,30 @@ from pathlib import Path
 
 import typer
 
-from mipkit.cli.options import ALLOW_MODEL_HELP, OVERRIDE_HELP, check_config_types, parse_params
-
-EXIT_FINDING = 1
+from mipkit.cli.options import (
+    OVERRIDE_HELP,
+    AddressOption,
+    AllowModelOption,
+    ConfidenceOption,
+    DataOption,
+    DropnaOption,
+    DropOption,
+    EncodeOption,
+    FailMetricOption,
+    FprsOption,
+    JsonOption,
+    ParamsOption,
+    QuietOption,
+    RunFolderOption,
+    SeedOption,
+    TargetOption,
+    check_config_types,
+    comma_floats,
+    comma_names,
+    config_from_flags,
+    finish_audit,
+    parse_params,
+)
 
 DEFAULTS = {
     "attacks": "loss,lira,rmia",
@@ -38,29 +59,6 @@ FLAG_OF_FIELD = {"n_models": "models", "n_targets": "targets"}
 """Config keys named after AuditConfig fields whose flag has another name."""
 FLAG_OF_KEY = {"json": "as_json"}
 """Config keys whose parameter name differs from the flag (``--json`` is ``as_json`` in Python)."""
-
-
-def _floats(text: str, flag: str) -> tuple[float, ...]:
-    """``"0.001,0.01"`` -> floats; a base rate may also be written ``"1:10"`` (members : non-members)."""
-    from mipkit._validation import MipkitValueError
-
-    values = []
-    for item in (v.strip() for v in str(text).split(",")):
-        if not item:
-            continue
-        try:
-            if ":" in item:
-                members, others = (float(x) for x in item.split(":"))
-                values.append(members / (members + others))
-            else:
-                values.append(float(item))
-        except ValueError:
-            raise MipkitValueError(f"{flag} must be comma-separated numbers. Got {text!r}.") from None
-    return tuple(values)
-
-
-def _names(text: str | None) -> tuple[str, ...] | None:
-    return None if text is None else tuple(c.strip() for c in str(text).split(",") if c.strip())
 
 
 def read_config_file(path: str | Path) -> dict:
@@ -256,12 +254,12 @@ def register(app: typer.Typer) -> None:
     @app.command("audit")
     def audit(
         ctx: typer.Context,
-        data: str = typer.Option(None, "--data", help="CSV or Parquet table of records."),
-        target: str = typer.Option(None, "--target", help="Label column."),
+        data: DataOption = None,
+        target: TargetOption = None,
         model: str = typer.Option(
             ..., "--model", help="Trainer import path, e.g. sklearn.linear_model.LogisticRegression."
         ),
-        params: str = typer.Option(None, "--params", help="Trainer constructor arguments as JSON."),
+        params: ParamsOption = None,
         attacks: str = typer.Option(
             DEFAULTS["attacks"], "--attacks", help="Comma-separated subset of loss, lira, rmia, ltu."
         ),
@@ -274,18 +272,16 @@ def register(app: typer.Typer) -> None:
             help="How many models serve in turn as the target.",
             show_default="min(K, 8)",
         ),
-        seed: int = typer.Option(DEFAULTS["seed"], "--seed", help="Random seed."),
-        out: str = typer.Option(DEFAULTS["out"], "--out", help="Run folder."),
+        seed: SeedOption = DEFAULTS["seed"],
+        out: RunFolderOption = DEFAULTS["out"],
         backend: str = typer.Option(DEFAULTS["backend"], "--backend", help="local (joblib) or ray."),
-        address: str = typer.Option(None, "--address", help="Ray cluster address."),
+        address: AddressOption = None,
         n_jobs: int = typer.Option(
             DEFAULTS["n_jobs"], "--n-jobs", help="Parallel fits for the local backend (-1: all cores)."
         ),
-        encode: str = typer.Option(
-            DEFAULTS["encode"], "--encode", help="none or onehot (encode non-numeric columns)."
-        ),
-        dropna: bool = typer.Option(False, "--dropna/--no-dropna", help="Drop rows with missing values."),
-        drop: str = typer.Option(None, "--drop", help="Comma-separated columns to leave out (identifiers)."),
+        encode: EncodeOption = DEFAULTS["encode"],
+        dropna: DropnaOption = False,
+        drop: DropOption = None,
         id_column: str = typer.Option(
             None,
             "--id-column",
@@ -301,7 +297,7 @@ def register(app: typer.Typer) -> None:
         max_records: int = typer.Option(
             None, "--max-records", help="Seeded random subsample of this many records."
         ),
-        fprs: str = typer.Option(DEFAULTS["fprs"], "--fprs", help="FPRs for TPR at FPR."),
+        fprs: FprsOption = DEFAULTS["fprs"],
         base_rates: str = typer.Option(
             DEFAULTS["base_rates"],
             "--base-rates",
@@ -316,9 +312,7 @@ def register(app: typer.Typer) -> None:
         certified_eta: float = typer.Option(
             None, "--certified-eta", help="A MIP certificate to draw next to the measurement."
         ),
-        confidence: float = typer.Option(
-            DEFAULTS["confidence"], "--confidence", help="Confidence level of every interval."
-        ),
+        confidence: ConfidenceOption = DEFAULTS["confidence"],
         config: str = typer.Option(
             None,
             "--config",
@@ -332,9 +326,7 @@ def register(app: typer.Typer) -> None:
             help="Policy: exit with code 1 (a finding) when the metric's simultaneous interval lies above "
             "this limit; the report's verdict box says pass / finding / inconclusive.",
         ),
-        fail_metric: str = typer.Option(
-            DEFAULTS["fail_metric"], "--fail-metric", help="Metric of --fail-above: eta, auc or tpr@FPR."
-        ),
+        fail_metric: FailMetricOption = DEFAULTS["fail_metric"],
         scale: bool = typer.Option(
             False,
             "--scale/--no-scale",
@@ -348,52 +340,31 @@ def register(app: typer.Typer) -> None:
         n_boot: int = typer.Option(
             DEFAULTS["n_boot"], "--n-boot", help="Replicates of the cluster bootstrap of the intervals."
         ),
-        as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
-        allow_model: list[str] = typer.Option(None, "--allow-model", help=ALLOW_MODEL_HELP),
+        as_json: JsonOption = False,
+        allow_model: AllowModelOption = None,
         yes_i_mean_it: bool = typer.Option(False, "--yes-i-mean-it", help=OVERRIDE_HELP),
-        quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
+        quiet: QuietOption = False,
         no_report: bool = typer.Option(
             False, "--no-report", help="Skip report.html (mipkit report renders it)."
         ),
     ) -> None:
         """Audit a trainer: K models on random halves, LOSS/LiRA/RMIA/LTU attacks, metrics and a report."""
-        import json
-
         from mipkit._runfolder import lock_run_folder
         from mipkit.cli._progress import FitProgress, fits_label
         from mipkit.cli.options import allow_models, check_count, check_out_folder
-        from mipkit.report.results import to_jsonable
         from mipkit.workflows.audit_model import AuditConfig, run_audit
 
-        cfg = AuditConfig(
-            data=data,
+        cfg = config_from_flags(  # the flags named like AuditConfig's fields, and these
+            AuditConfig,
             target=target or "",
-            model=model,
             params=parse_params(params),
-            attacks=_names(attacks),
+            attacks=comma_names(attacks),
             n_models=models,
             n_targets=targets,
-            seed=seed,
-            backend=backend,
-            address=address,
-            n_jobs=n_jobs,
-            encode=encode,
-            dropna=dropna,
-            drop=_names(drop) or (),
-            max_records=max_records,
-            fprs=_floats(fprs, "--fprs"),
-            base_rates=_floats(base_rates, "--base-rates"),
-            ltu_strategy=ltu_strategy,
-            ltu_rounds=ltu_rounds,
-            certified_eta=certified_eta,
-            confidence=confidence,
-            fail_above=fail_above,
-            fail_metric=fail_metric,
-            scale=scale,
-            include_labels=include_labels,
-            n_boot=n_boot,
-            id_column=id_column,
-            slice_by=_names(slice_by) or (),
+            drop=comma_names(drop) or (),
+            fprs=comma_floats(fprs, "--fprs"),
+            base_rates=comma_floats(base_rates, "--base-rates"),
+            slice_by=comma_names(slice_by) or (),
         )
         from mipkit.workflows.audit_verdict import check_policy
 
@@ -405,12 +376,4 @@ def register(app: typer.Typer) -> None:
         label = fits_label(backend, n_jobs, address)
         with FitProgress(label, enabled=not (quiet or as_json)) as progress, lock_run_folder(run_dir):
             result = run_audit(cfg, run_dir, progress=progress, write_report=not no_report)
-        results = result.to_dict()
-        if as_json:
-            typer.echo(json.dumps(to_jsonable(json_view(results, run_dir))))
-        else:
-            print_human(results, run_dir)
-        verdict = result.verdict or {}
-        if verdict.get("status") == "finding":
-            typer.echo(f"mipkit: finding: {verdict.get('text', '')}", err=True)
-            raise typer.Exit(EXIT_FINDING)
+        finish_audit(result, run_dir, as_json, json_view, print_human)

@@ -8,20 +8,18 @@ warning); a ``.skops`` file is checked first and types outside skops' defaults m
 
 from __future__ import annotations
 
+from typing import Any
+
 import typer
 
-from mipkit.cli.audit_scores import (
-    AS_JSON,
-    ATTACKS,
-    BASE_RATES,
-    CONFIDENCE,
-    FAIL_ABOVE,
-    FAIL_METRIC,
-    FPRS,
-    N_BOOT,
-    NO_REPORT,
-    SEED,
-    finish,
+from mipkit.cli.audit_scores import AttacksOption, NoReportOption, attack_names, finish, measurement
+from mipkit.cli.options import (
+    AddressOption,
+    JsonOption,
+    QuietOption,
+    RunFolderOption,
+    SeedOption,
+    with_options,
 )
 
 
@@ -60,6 +58,7 @@ def load_model(path: str, trust_pickle: bool, trusted_types: list[str] | None):
 
 def register(app: typer.Typer) -> None:
     @app.command("audit-fitted")
+    @with_options("measure", measurement)
     def audit_fitted(
         model_file: str = typer.Option(
             ..., "--model-file", help="The fitted model: .skops, or a pickle/joblib file."
@@ -89,29 +88,23 @@ def register(app: typer.Typer) -> None:
             "--trusted-type",
             help="A type of a .skops file to trust beyond skops' defaults (repeatable).",
         ),
-        attacks: str = ATTACKS,
-        seed: int = SEED,
-        out: str = typer.Option("runs/audit-fitted", "--out", help="Run folder."),
+        attacks: AttacksOption = "loss,lira,rmia",
+        seed: SeedOption = 0,
+        out: RunFolderOption = "runs/audit-fitted",
         backend: str = typer.Option(
             "local", "--backend", help="local (joblib) or ray, for the reference fits."
         ),
-        address: str = typer.Option(None, "--address", help="Ray cluster address."),
+        address: AddressOption = None,
         n_jobs: int = typer.Option(-1, "--n-jobs", help="Parallel reference fits (-1: all cores)."),
-        fprs: str = FPRS,
-        base_rates: str = BASE_RATES,
-        confidence: float = CONFIDENCE,
-        n_boot: int = N_BOOT,
-        fail_above: float = FAIL_ABOVE,
-        fail_metric: str = FAIL_METRIC,
-        as_json: bool = AS_JSON,
-        quiet: bool = typer.Option(False, "--quiet", help="No progress bars."),
-        no_report: bool = NO_REPORT,
+        measure: Any = None,
+        as_json: JsonOption = False,
+        quiet: QuietOption = False,
+        no_report: NoReportOption = False,
     ) -> None:
         """Audit a fitted model: its outputs on members vs non-members (LOSS; LiRA/RMIA with references)."""
         from mipkit._runfolder import lock_run_folder
         from mipkit._validation import MipkitValueError
         from mipkit.cli._progress import FitProgress, fits_label
-        from mipkit.cli.audit import _floats, _names
         from mipkit.cli.options import check_out_folder
         from mipkit.data.io import read_table
         from mipkit.workflows.audit_fitted import audit_fitted as run
@@ -134,18 +127,13 @@ def register(app: typer.Typer) -> None:
                 population=pop,
                 n_reference=reference_models,
                 random_state=seed,
-                attacks=_names(attacks) or ("loss",),
+                attacks=attack_names(attacks),
                 out_dir=run_dir,
                 backend=backend,
                 n_jobs=n_jobs,
                 address=address,
                 progress=progress,
-                fprs=_floats(fprs, "--fprs"),
-                base_rates=_floats(base_rates, "--base-rates"),
-                confidence=confidence,
-                n_boot=n_boot,
-                fail_above=fail_above,
-                fail_metric=fail_metric,
+                **measure(),
                 write_report=not no_report,
             )
         finish(result, run_dir, as_json)

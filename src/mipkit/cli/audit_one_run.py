@@ -7,13 +7,23 @@ exceeds the certificate (a violation) or ``--fail-above``.
 
 from __future__ import annotations
 
-import json
-
 import typer
 
-from mipkit.cli.options import parse_params
-
-EXIT_FINDING = 1
+from mipkit.cli.options import (
+    DataOption,
+    DropnaOption,
+    DropOption,
+    EncodeOption,
+    JsonOption,
+    ParamsOption,
+    SeedOption,
+    TargetOption,
+    comma_names,
+    config_from_flags,
+    echo_json,
+    finding,
+    parse_params,
+)
 
 
 def _fractions(text: str, flag: str) -> tuple[float, ...]:
@@ -28,10 +38,10 @@ def _fractions(text: str, flag: str) -> tuple[float, ...]:
 def register(app: typer.Typer) -> None:
     @app.command("audit-one-run")
     def audit_one_run(
-        data: str = typer.Option(..., "--data", help="CSV or Parquet table of records."),
-        target: str = typer.Option(..., "--target", help="Label column."),
+        data: DataOption = ...,
+        target: TargetOption = ...,
         model: str = typer.Option("mipkit.trainers.DPSGDClassifier", "--model", help="Trainer import path."),
-        params: str = typer.Option(None, "--params", help="Trainer constructor arguments as JSON."),
+        params: ParamsOption = None,
         canaries: int = typer.Option(
             1000, "--canaries", help="m canaries, each included with probability 1/2."
         ),
@@ -44,48 +54,37 @@ def register(app: typer.Typer) -> None:
         ),
         delta: float = typer.Option(None, "--delta", help="Delta of the bound (default: the certificate's)."),
         confidence: float = typer.Option(0.95, "--confidence", help="Confidence of the lower bound."),
-        encode: str = typer.Option("none", "--encode", help="none or onehot (encode non-numeric columns)."),
-        dropna: bool = typer.Option(False, "--dropna/--no-dropna", help="Drop rows with missing values."),
-        drop: str = typer.Option(None, "--drop", help="Comma-separated columns to leave out (identifiers)."),
+        encode: EncodeOption = "none",
+        dropna: DropnaOption = False,
+        drop: DropOption = None,
         scale: bool = typer.Option(
             True, "--scale/--no-scale", help="Standardise the features (whole table)."
         ),
-        seed: int = typer.Option(0, "--seed", help="Random seed."),
+        seed: SeedOption = 0,
         out: str = typer.Option(None, "--out", help="Run folder for results.json."),
         fail_above: float = typer.Option(
             None, "--fail-above", help="Exit 1 when the lower bound exceeds this."
         ),
-        as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+        as_json: JsonOption = False,
     ) -> None:
         """Audit DP training in one run: canaries, abstaining guesses and an epsilon lower bound."""
         from mipkit.cli.options import check_count, hold_run_folder
-        from mipkit.report.results import to_jsonable
         from mipkit.workflows.audit_one_run import OneRunConfig, run_one_run_audit
 
         check_count("--canaries", canaries, kind="rows", minimum=None)
         if out is not None:
             hold_run_folder(out)  # checked, and locked until the command ends
-        cfg = OneRunConfig(
-            data=data,
-            target=target,
-            encode=encode,
-            dropna=dropna,
-            drop=tuple(c.strip() for c in (drop or "").split(",") if c.strip()),
-            model=model,
+        cfg = config_from_flags(  # the flags named like OneRunConfig's fields, and these
+            OneRunConfig,
+            drop=comma_names(drop) or (),
             params=parse_params(params),
-            canaries=canaries,
-            canary_kind=canary_kind,
             k_plus=_fractions(k_plus, "--k-plus"),
             k_minus=_fractions(k_minus, "--k-minus"),
-            delta=delta,
-            confidence=confidence,
-            scale=scale,
-            seed=seed,
         )
         res = run_one_run_audit(cfg, out)
         d = res.to_dict()
         if as_json:
-            typer.echo(json.dumps(to_jsonable(d)))
+            echo_json(d)
         else:
             typer.echo(
                 f"One-run audit: epsilon >= {d['epsilon_lower']:.4g} at delta {d['delta']:g} "
@@ -96,17 +95,8 @@ def register(app: typer.Typer) -> None:
                 typer.echo(
                     f"Certified (add/remove): epsilon <= {d['certified_epsilon']:.4g}: {d['verdict']}."
                 )
+        exceeds = f"the measured lower bound {d['epsilon_lower']:.4g} exceeds"
         if res.violation:
-            typer.echo(
-                f"mipkit: finding: the measured lower bound {d['epsilon_lower']:.4g} exceeds the certified "
-                f"epsilon {d['certified_epsilon']:.4g}.",
-                err=True,
-            )
-            raise typer.Exit(EXIT_FINDING)
+            raise finding(f"{exceeds} the certified epsilon {d['certified_epsilon']:.4g}.")
         if fail_above is not None and d["epsilon_lower"] > float(fail_above):
-            typer.echo(
-                f"mipkit: finding: the measured lower bound {d['epsilon_lower']:.4g} exceeds --fail-above "
-                f"{float(fail_above):g}.",
-                err=True,
-            )
-            raise typer.Exit(EXIT_FINDING)
+            raise finding(f"{exceeds} --fail-above {float(fail_above):g}.")

@@ -9,10 +9,26 @@ The file has one row per audited record: ``id``, ``label``, ``member`` (0/1) and
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
-EXIT_FINDING = 1
+from mipkit.cli.options import (
+    ConfidenceOption,
+    FailMetricOption,
+    FprsOption,
+    JsonOption,
+    RunFolderOption,
+    SeedOption,
+    comma_floats,
+    comma_names,
+    finish_audit,
+    with_options,
+)
+
+# flags shared with ``mipkit audit-fitted``
+AttacksOption = Annotated[str, typer.Option("--attacks", help="Comma-separated subset of loss, lira, rmia.")]
+NoReportOption = Annotated[bool, typer.Option("--no-report", help="Skip report.html.")]
 
 
 def print_fitted(results: dict, run_dir: Path) -> None:
@@ -42,42 +58,43 @@ def fitted_json(results: dict, run_dir: Path) -> dict:
     }
 
 
-# options shared with ``mipkit audit-fitted``
-ATTACKS = typer.Option("loss,lira,rmia", "--attacks", help="Comma-separated subset of loss, lira, rmia.")
-SEED = typer.Option(0, "--seed", help="Random seed.")
-FPRS = typer.Option("0.001,0.01,0.1", "--fprs", help="FPRs for TPR at FPR.")
-BASE_RATES = typer.Option(
-    "1:1,1:10,1:100,1:1000", "--base-rates", help="Membership base rates for precision."
-)
-CONFIDENCE = typer.Option(0.95, "--confidence", help="Confidence level of every interval.")
-N_BOOT = typer.Option(1000, "--n-boot", help="Replicates of the record bootstrap.")
-FAIL_ABOVE = typer.Option(
-    None, "--fail-above", help="Policy: exit with code 1 when the metric's interval lies above this."
-)
-FAIL_METRIC = typer.Option("eta", "--fail-metric", help="Metric of --fail-above: eta, auc or tpr@FPR.")
-AS_JSON = typer.Option(False, "--json", help="Print one JSON object on stdout.")
-NO_REPORT = typer.Option(False, "--no-report", help="Skip report.html.")
+def measurement(
+    fprs: FprsOption = "0.001,0.01,0.1",
+    base_rates: str = typer.Option(
+        "1:1,1:10,1:100,1:1000", "--base-rates", help="Membership base rates for precision."
+    ),
+    confidence: ConfidenceOption = 0.95,
+    n_boot: int = typer.Option(1000, "--n-boot", help="Replicates of the record bootstrap."),
+    fail_above: float = typer.Option(
+        None, "--fail-above", help="Policy: exit with code 1 when the metric's interval lies above this."
+    ),
+    fail_metric: FailMetricOption = "eta",
+) -> dict[str, Any]:
+    """The measurement flags of ``audit-scores`` and ``audit-fitted`` (:func:`with_options`), as the keyword
+    arguments both audits take."""
+    return {
+        "fprs": comma_floats(fprs, "--fprs"),
+        "base_rates": comma_floats(base_rates, "--base-rates"),
+        "confidence": confidence,
+        "n_boot": n_boot,
+        "fail_above": fail_above,
+        "fail_metric": fail_metric,
+    }
 
 
-def finish(result, run_dir: Path, as_json: bool) -> None:
+def attack_names(attacks: str) -> tuple[str, ...]:
+    """``--attacks`` -> names (LOSS alone when the list is empty)."""
+    return comma_names(attacks) or ("loss",)
+
+
+def finish(result: Any, run_dir: Path, as_json: bool) -> None:
     """Print the result (``--json``: one object) and exit 1 on a finding."""
-    import json
-
-    from mipkit.report.results import to_jsonable
-
-    results = result.to_dict()
-    if as_json:
-        typer.echo(json.dumps(to_jsonable(fitted_json(results, run_dir))))
-    else:
-        print_fitted(results, run_dir)
-    verdict = result.verdict or {}
-    if verdict.get("status") == "finding":
-        typer.echo(f"mipkit: finding: {verdict.get('text', '')}", err=True)
-        raise typer.Exit(EXIT_FINDING)
+    finish_audit(result, run_dir, as_json, fitted_json, print_fitted)
 
 
 def register(app: typer.Typer) -> None:
     @app.command("audit-scores")
+    @with_options("measure", measurement)
     def audit_scores(
         predictions: str = typer.Option(
             ...,
@@ -85,21 +102,15 @@ def register(app: typer.Typer) -> None:
             help="CSV/Parquet, one row per record: id, label, member (0/1), then p_<class> columns, "
             "logit_<class> columns or loss; optional ref<k>_... reference-model outputs and ref<k>_member.",
         ),
-        out: str = typer.Option("runs/audit-scores", "--out", help="Run folder."),
-        attacks: str = ATTACKS,
-        seed: int = SEED,
-        fprs: str = FPRS,
-        base_rates: str = BASE_RATES,
-        confidence: float = CONFIDENCE,
-        n_boot: int = N_BOOT,
-        fail_above: float = FAIL_ABOVE,
-        fail_metric: str = FAIL_METRIC,
-        as_json: bool = AS_JSON,
-        no_report: bool = NO_REPORT,
+        out: RunFolderOption = "runs/audit-scores",
+        attacks: AttacksOption = "loss,lira,rmia",
+        seed: SeedOption = 0,
+        measure: Any = None,
+        as_json: JsonOption = False,
+        no_report: NoReportOption = False,
     ) -> None:
         """Audit a model from a predictions file: labels, membership and outputs in, metrics out."""
         from mipkit._runfolder import lock_run_folder
-        from mipkit.cli.audit import _floats, _names
         from mipkit.cli.options import check_out_folder
         from mipkit.workflows.audit_scores_file import audit_predictions_file, read_predictions
 
@@ -109,14 +120,9 @@ def register(app: typer.Typer) -> None:
             result = audit_predictions_file(
                 table,
                 out_dir=run_dir,
-                attacks=_names(attacks) or ("loss",),
-                fprs=_floats(fprs, "--fprs"),
-                base_rates=_floats(base_rates, "--base-rates"),
-                confidence=confidence,
-                n_boot=n_boot,
+                attacks=attack_names(attacks),
                 seed=seed,
-                fail_above=fail_above,
-                fail_metric=fail_metric,
+                **measure(),
                 write_report=not no_report,
                 model_info={"import_path": f"model of {Path(predictions).name}"},
                 design={"source": f"predictions file {Path(predictions).name}"},

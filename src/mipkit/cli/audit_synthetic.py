@@ -176,7 +176,7 @@ def register(app: typer.Typer) -> None:
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
         from mipkit._validation import MipkitValueError
-        from mipkit.cli.options import check_count, hold_run_folder
+        from mipkit.cli.options import check_count, finding, hold_run_folder
         from mipkit.data.io import read_table
         from mipkit.workflows.audit_synthetic import audit_synthetic
 
@@ -273,9 +273,5 @@ def register(app: typer.Typer) -> None:
                 typer.echo(f"- {line}")
         verdict = result.verdict
         if verdict["status"] == "finding":
-            typer.echo(
-                f"mipkit: finding: {verdict['reason']} (--fail-above {verdict['fail_above']:g}, "
-                f"--fail-metric {verdict['metric']}).",
-                err=True,
-            )
-            raise typer.Exit(1)
+            policy = f"--fail-above {verdict['fail_above']:g}, --fail-metric {verdict['metric']}"
+            raise finding(f"{verdict['reason']} ({policy}).")

@@ -17,6 +17,14 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from mipkit._validation import MipkitValueError, check_choice, check_interval
+from mipkit.cli.options import (
+    JsonTableOption,
+    RiskValueOption,
+    SampleRateOption,
+    StepsOption,
+    target_parameters,
+    with_options,
+)
 
 if TYPE_CHECKING:
     from mipkit.accounting.calibration import Calibration, MechanismFamily
@@ -114,23 +122,19 @@ def _print_human(result: Calibration, mechanism: str) -> None:
     console.print(calibration_sentence(result), highlight=False)
 
 
+@with_options("target_params", target_parameters("--target"))
 def calibrate_command(
     mechanism: str = typer.Option(..., "--mechanism", help="gaussian, laplace or dpsgd."),
     target: str = typer.Option(
         ..., "--target", help="eta, advantage, tpr-at-fpr, success, precision or epsilon."
     ),
-    value: float = typer.Option(..., "--value", help="The risk level not to exceed."),
-    sample_rate: float | None = typer.Option(None, "--sample-rate", help="DP-SGD Poisson sampling rate."),
-    steps: int | None = typer.Option(None, "--steps", help="DP-SGD number of steps."),
+    value: RiskValueOption = ...,
+    sample_rate: SampleRateOption = None,
+    steps: StepsOption = None,
     sensitivity: float | None = typer.Option(
         None, "--sensitivity", help="Query sensitivity (l2 Gaussian, l1 Laplace); default 1."
     ),
-    fpr: float | None = typer.Option(None, "--fpr", help="FPR for --target tpr-at-fpr."),
-    baseline: float | None = typer.Option(None, "--baseline", help="Baseline success for --target success."),
-    base_rate: float | None = typer.Option(
-        None, "--base-rate", help="Member fraction for --target precision."
-    ),
-    recall: float | None = typer.Option(None, "--recall", help="Recall for --target precision."),
+    target_params: Any = None,
     delta: float | None = typer.Option(None, "--delta", help="Delta for --target epsilon."),
     neighbours: str = typer.Option(
         "add_remove",
@@ -141,7 +145,7 @@ def calibrate_command(
     tolerance: float = typer.Option(
         0.005, "--tolerance", help="DP-SGD: relative distance allowed to the least safe noise."
     ),
-    json_output: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
+    json_output: JsonTableOption = False,
 ) -> None:
     """Calibrate: find the smallest noise whose certified risk meets a target."""
     from mipkit.cli.options import check_count
@@ -151,10 +155,7 @@ def calibrate_command(
         "sample_rate": sample_rate,
         "steps": steps,
         "sensitivity": sensitivity,
-        "fpr": fpr,
-        "baseline": baseline,
-        "base_rate": base_rate,
-        "recall": recall,
+        **target_params(),  # fpr, baseline, base_rate, recall
         "delta": delta,
     }
     _check_options(mechanism, target, given)

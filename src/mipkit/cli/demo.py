@@ -6,10 +6,11 @@ fits' progress on stderr, and prints the summary (or one JSON object with ``--js
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import typer
+
+from mipkit.cli.options import JsonOption, RunFolderOption, SeedOption, echo_json
 
 JSON_LEFT_OUT = ("text", "stages", "title")
 
@@ -26,17 +27,16 @@ def __getattr__(name: str) -> Any:
 def register(app: typer.Typer) -> None:
     @app.command("demo")
     def demo(
-        out: str = typer.Option("runs/demo", "--out", help="Run folder."),
+        out: RunFolderOption = "runs/demo",
         fast: bool = typer.Option(False, "--fast", help="Fewer models (a quick smoke run)."),
         models: int = typer.Option(None, "--models", help="K models per audit [16; 8 with --fast]."),
-        seed: int = typer.Option(0, "--seed", help="Random seed."),
-        as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+        seed: SeedOption = 0,
+        as_json: JsonOption = False,
     ) -> None:
         """Audit -> protect (MIP noise) -> audit again on breast-cancer data; writes a before/after report."""
         from mipkit._runfolder import lock_run_folder
         from mipkit.cli._progress import FitProgress, fits_label
         from mipkit.cli.options import check_count, check_out_folder
-        from mipkit.report.results import to_jsonable
         from mipkit.workflows.demo import run_demo
 
         check_count("--models", models, kind="models", minimum=None)
@@ -44,7 +44,7 @@ def register(app: typer.Typer) -> None:
             res = run_demo(out, fast=fast, seed=seed, n_models=models, progress=bar, say=bar.say)
         if as_json:
             payload = {k: v for k, v in res.to_dict().items() if k not in JSON_LEFT_OUT}
-            typer.echo(json.dumps(to_jsonable(payload)))
+            echo_json(payload)
             return
         for line in res.summary:
             typer.echo(f"- {line}")

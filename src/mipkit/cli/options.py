@@ -1,7 +1,16 @@
-"""Parsing and checking helpers shared by several commands.
+"""The pieces several commands share: their common flags, parsing and checking helpers, and output.
 
 Imported when the command modules are, so it imports nothing heavy at module level (see
-:mod:`mipkit.cli`). Besides ``--params``, this is where the commands' guards live:
+:mod:`mipkit.cli`; Typer is loaded by then). Here are:
+
+* the flags several commands take with the same meaning, each declared once as an ``Annotated`` type
+  (``seed: SeedOption = 0``: the command gives the default), and :func:`with_options` for a run of flags
+  that commands share as a group;
+* :func:`parse_params`, :func:`comma_names`, :func:`comma_floats` and :func:`config_from_flags`: flags to the
+  values and configurations of the library;
+* :func:`echo_json` and :func:`finding`: one JSON object on stdout; a finding (exit 1) on stderr.
+
+And the commands' guards:
 
 * :func:`check_count`: size flags (models, steps, targets, rows) within limits that say what they cost,
   with ``--yes-i-mean-it`` lifting the soft limit where a large run is legitimate;
@@ -15,9 +24,15 @@ Imported when the command modules are, so it imports nothing heavy at module lev
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, TypeVar
+
+import typer
+from typer import Option
+
+T = TypeVar("T")
 
 OVERRIDE_FLAG = "--yes-i-mean-it"
 ALLOW_MODEL_HELP = (
@@ -27,6 +42,104 @@ ALLOW_MODEL_HELP = (
 OVERRIDE_HELP = "Lift the soft limits on run sizes (e.g. more than 1024 models)."
 PLOT_SUFFIXES = (".png", ".pdf", ".svg")
 """Figure formats ``--plot`` writes (by the file name's suffix)."""
+EXIT_FINDING = 1
+"""The exit code of a finding (a measured risk over the policy's limit): not an error, see :func:`finding`."""
+
+# -- flags several commands share ----------------------------------------------------------------------------
+# Each is the flag's type, name and help (a ``typer.Option``), written once; a command gives its default
+# (``seed: SeedOption = 0``, ``data: DataOption = ...`` for a required flag).
+DataOption = Annotated[str, Option("--data", help="CSV or Parquet table of records.")]
+TargetOption = Annotated[str, Option("--target", help="Label column.")]
+EncodeOption = Annotated[str, Option("--encode", help="none or onehot (encode non-numeric columns).")]
+DropnaOption = Annotated[bool, Option("--dropna/--no-dropna", help="Drop rows with missing values.")]
+DropOption = Annotated[
+    str | None, Option("--drop", help="Comma-separated columns to leave out (identifiers).")
+]
+ParamsOption = Annotated[str | None, Option("--params", help="Trainer constructor arguments as JSON.")]
+AllowModelOption = Annotated[list[str] | None, Option("--allow-model", help=ALLOW_MODEL_HELP)]
+SeedOption = Annotated[int, Option("--seed", help="Random seed.")]
+RunFolderOption = Annotated[str, Option("--out", help="Run folder.")]
+AddressOption = Annotated[str | None, Option("--address", help="Ray cluster address.")]
+QuietOption = Annotated[bool, Option("--quiet", help="No progress bars.")]
+FprsOption = Annotated[str, Option("--fprs", help="FPRs for TPR at FPR.")]
+ConfidenceOption = Annotated[float, Option("--confidence", help="Confidence level of every interval.")]
+FailMetricOption = Annotated[
+    str, Option("--fail-metric", help="Metric of --fail-above: eta, auc or tpr@FPR.")
+]
+JsonOption = Annotated[bool, Option("--json", help="Print one JSON object on stdout.")]
+JsonTableOption = Annotated[bool, Option("--json", help="Print one JSON object instead of a table.")]
+RiskValueOption = Annotated[float, Option("--value", help="The risk level not to exceed.")]
+SampleRateOption = Annotated[float | None, Option("--sample-rate", help="DP-SGD Poisson sampling rate.")]
+StepsOption = Annotated[int | None, Option("--steps", help="DP-SGD number of steps.")]
+
+
+def with_options(name: str, group: Callable[..., Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Decorator (under ``@app.command``): flags that several commands share as a run, declared once as the
+    parameters of ``group``.
+
+    The command's parameter ``name`` (any default, say ``None``) stands for them: in the signature Typer
+    reads, the parameters of ``group`` take its place, so ``--help`` lists them there. The command receives
+    ``group`` bound to their values (a :func:`functools.partial`) and calls it where it parses them.
+
+    Parameters
+    ----------
+    name : str
+        The command's parameter that stands for the group.
+    group : callable
+        A function whose parameters are the flags (``fprs: FprsOption = "0.001"``, ...) and which turns
+        their values into what the command needs.
+
+    Returns
+    -------
+    callable
+        The decorator.
+    """
+    import functools
+    import inspect
+
+    def decorate(command: Callable[..., Any]) -> Callable[..., Any]:
+        outer = inspect.signature(command, eval_str=True)
+        inner = inspect.signature(group, eval_str=True)
+        params = []
+        for param in outer.parameters.values():
+            params.extend(inner.parameters.values() if param.name == name else [param])
+
+        @functools.wraps(command)
+        def run(**values: Any) -> Any:
+            flags = {key: values.pop(key) for key in inner.parameters}
+            return command(**values, **{name: functools.partial(group, **flags)})
+
+        run.__signature__ = outer.replace(parameters=params)  # type: ignore[attr-defined]
+        run.__annotations__ = {param.name: param.annotation for param in params}
+        return run
+
+    return decorate
+
+
+def target_parameters(flag: str) -> Callable[..., dict[str, float | None]]:
+    """The flags of a risk target's parameters (``--fpr``, ``--baseline``, ``--base-rate``, ``--recall``) as a
+    :func:`with_options` group, for a command whose target flag is ``flag`` (``--target``, ``--target-risk``).
+
+    Parameters
+    ----------
+    flag : str
+        The command's flag that names the target, as the help texts mention it.
+
+    Returns
+    -------
+    callable
+        The group: it returns the four values by parameter name (None where not given).
+    """
+
+    def given(
+        fpr: float | None = Option(None, "--fpr", help=f"FPR for {flag} tpr-at-fpr."),
+        baseline: float | None = Option(None, "--baseline", help=f"Baseline success for {flag} success."),
+        base_rate: float | None = Option(None, "--base-rate", help=f"Member fraction for {flag} precision."),
+        recall: float | None = Option(None, "--recall", help=f"Recall for {flag} precision."),
+    ) -> dict[str, float | None]:
+        return {"fpr": fpr, "baseline": baseline, "base_rate": base_rate, "recall": recall}
+
+    return given
 
 
 @dataclass(frozen=True)
@@ -213,6 +326,103 @@ def check_config_types(values: dict[str, Any], command: Any) -> dict[str, Any]:
             key = name.replace("_", "-")
             raise MipkitValueError(f"The config key {key!r} must be {what}. Got {value!r}.") from None
     return values
+
+
+def comma_names(text: str | None) -> tuple[str, ...] | None:
+    """``"a, b,"`` -> ``("a", "b")``: a comma-separated list of names (``--drop``, ...); None passes."""
+    return None if text is None else tuple(c.strip() for c in str(text).split(",") if c.strip())
+
+
+def comma_floats(text: str, flag: str) -> tuple[float, ...]:
+    """``"0.001,0.01"`` -> floats; a base rate may also be written ``"1:10"`` (members : non-members)."""
+    from mipkit._validation import MipkitValueError
+
+    values = []
+    for item in (v.strip() for v in str(text).split(",")):
+        if not item:
+            continue
+        try:
+            if ":" in item:
+                members, others = (float(x) for x in item.split(":"))
+                values.append(members / (members + others))
+            else:
+                values.append(float(item))
+        except ValueError:
+            raise MipkitValueError(f"{flag} must be comma-separated numbers. Got {text!r}.") from None
+    return tuple(values)
+
+
+def config_from_flags(config: type[T], flags: Mapping[str, Any] | None = None, **values: Any) -> T:
+    """A workflow's configuration from a command's flags: each field named like a flag takes its value.
+
+    Parameters
+    ----------
+    config : type
+        The configuration dataclass (``AuditConfig``, ...).
+    flags : mapping, optional
+        Flag values by parameter name; default: those of the command running (its click context's
+        ``params``). Those that are no field of ``config`` are left out.
+    **values
+        Fields whose value is not a flag's as given: parsed flags (``drop=comma_names(drop)``), flags of
+        another name (``n_models=models``). They take precedence over ``flags``.
+
+    Returns
+    -------
+    config
+        ``config(**fields)``; a field that is neither a flag nor in ``values`` keeps its default.
+    """
+    import dataclasses
+
+    if flags is None:
+        from typer._click.globals import get_current_context
+
+        flags = get_current_context().params
+    fields = {f.name for f in dataclasses.fields(config)}  # type: ignore[arg-type]
+    given = {key: value for key, value in flags.items() if key in fields and key not in values}
+    return config(**given, **values)
+
+
+def echo_json(payload: Any) -> None:
+    """Print ``payload`` as one JSON object on stdout (``--json``), NumPy values and paths made plain."""
+    from mipkit.report.results import to_jsonable
+
+    typer.echo(json.dumps(to_jsonable(payload)))
+
+
+def finding(message: str) -> typer.Exit:
+    """Say ``mipkit: finding: <message>`` on stderr; return the exit to raise (:data:`EXIT_FINDING`)."""
+    typer.echo(f"mipkit: finding: {message}", err=True)
+    return typer.Exit(EXIT_FINDING)
+
+
+def finish_audit(
+    result: Any,
+    run_dir: Path,
+    as_json: bool,
+    view: Callable[[dict, Path], dict],
+    show: Callable[[dict, Path], None],
+) -> None:
+    """The end of an audit command: print the results, then exit 1 on a finding (the verdict's status).
+
+    Parameters
+    ----------
+    result
+        The workflow's result (``to_dict()`` and ``verdict``).
+    run_dir : Path
+        The run folder.
+    as_json : bool
+        ``--json``: print ``view(results, run_dir)`` as one JSON object; otherwise ``show(results, run_dir)``.
+    view, show : callable
+        The command's JSON view and its human-readable summary.
+    """
+    results = result.to_dict()
+    if as_json:
+        echo_json(view(results, run_dir))
+    else:
+        show(results, run_dir)
+    verdict = result.verdict or {}
+    if verdict.get("status") == "finding":
+        raise finding(verdict.get("text", ""))
 
 
 def parse_params(text: str | None) -> dict:

@@ -11,12 +11,26 @@ imported inside the commands, so that ``mipkit --help`` stays fast.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Annotated, Any
 
 import typer
 
-from mipkit.cli.options import ALLOW_MODEL_HELP, parse_params
+from mipkit.cli.options import AllowModelOption, SeedOption, TargetOption, parse_params
 
 CALIBRATION_HELP = "mipkit-gaussian (default), mipkit-laplace (Theorem A) or izzo2024 (Cor. 10 as published)."
+
+# the flags ``protect`` and ``audit-noise`` share
+EstimatorParamsOption = Annotated[str | None, typer.Option("--params", help="Estimator parameters as JSON.")]
+CalibrationOption = Annotated[str, typer.Option("--calibration", help=CALIBRATION_HELP)]
+SigmaLevelOption = Annotated[
+    float, typer.Option("--confidence", help="Bootstrap upper bound level for sigma.")
+]
+MomentOption = Annotated[float, typer.Option("--moment", help="Moment order M for izzo2024 (>= 2).")]
+AttributesOption = Annotated[str, typer.Option("--attributes", help="Fitted attributes released.")]
+WorkersOption = Annotated[int | None, typer.Option("--n-jobs", help="Parallel workers for the fits.")]
+DropColumnsOption = Annotated[
+    list[str] | None, typer.Option("--drop", help="Column to leave out (repeatable).")
+]
 
 
 def _load(data: Path, target: str, encode: str, drop: list[str] | None):
@@ -65,6 +79,29 @@ def _sigma_value(sigma: str | None):
     return values[0] if len(values) == 1 else values
 
 
+def _noise_settings(
+    eta: float,
+    calibration: str,
+    sigma: str | None,
+    confidence: float,
+    moment: float,
+    attributes: str,
+    seed: int | None,
+    n_jobs: int | None,
+) -> dict[str, Any]:
+    """The flags of the MIP noise, as the keyword arguments both ``MIPNoise`` and the noise audit take."""
+    return {
+        "eta": eta,
+        "calibration": calibration,
+        "sigma": _sigma_value(sigma),
+        "confidence": confidence,
+        "moment": moment,
+        "attributes": tuple(a.strip() for a in attributes.split(",") if a.strip()),
+        "random_state": seed,
+        "n_jobs": n_jobs,
+    }
+
+
 def _certificate_table(cert: dict, title: str):
     import numpy as np
     from rich.table import Table
@@ -95,34 +132,34 @@ def _certificate_table(cert: dict, title: str):
 
 def protect(
     data: Path = typer.Option(..., "--data", help="CSV/Parquet table."),
-    target: str = typer.Option(..., "--target", help="Label column."),
+    target: TargetOption = ...,
     model: str = typer.Option(
         ..., "--model", help="Import path of the estimator, e.g. sklearn.linear_model.LogisticRegression."
     ),
-    params: str | None = typer.Option(None, "--params", help="Estimator parameters as JSON."),
+    params: EstimatorParamsOption = None,
     eta: float = typer.Option(
         ..., "--eta", help="MIP target: attack accuracy <= 1/2 + eta, eta in (0, 0.5)."
     ),
-    calibration: str = typer.Option("mipkit-gaussian", "--calibration", help=CALIBRATION_HELP),
+    calibration: CalibrationOption = "mipkit-gaussian",
     sigma: str | None = typer.Option(
         None, "--sigma", help="A-priori spread bound per coordinate (one number or comma-separated)."
     ),
     n_estimates: int = typer.Option(100, "--n-estimates", help="Fits on random halves to estimate sigma."),
-    confidence: float = typer.Option(0.95, "--confidence", help="Bootstrap upper bound level for sigma."),
-    moment: float = typer.Option(2.0, "--moment", help="Moment order M for izzo2024 (>= 2)."),
+    confidence: SigmaLevelOption = 0.95,
+    moment: MomentOption = 2.0,
     sensitivity: float | None = typer.Option(
         None, "--sensitivity", help="l2 sensitivity bound of the parameters, for the DP comparison."
     ),
     choose: str | None = typer.Option(None, "--choose", help="'smallest': least noise among MIP and DP."),
     train_on: str = typer.Option("all", "--train-on", help="all (default) or half (the table is the pool)."),
-    attributes: str = typer.Option("coef_,intercept_", "--attributes", help="Fitted attributes released."),
-    seed: int | None = typer.Option(None, "--seed", help="Random seed."),
-    n_jobs: int | None = typer.Option(None, "--n-jobs", help="Parallel workers for the fits."),
+    attributes: AttributesOption = "coef_,intercept_",
+    seed: SeedOption = None,
+    n_jobs: WorkersOption = None,
     encode: str = typer.Option("none", "--encode", help="none or onehot (non-numeric features)."),
-    drop: list[str] | None = typer.Option(None, "--drop", help="Column to leave out (repeatable)."),
+    drop: DropColumnsOption = None,
     out: Path = typer.Option(..., "--out", help="Where to save the noisy model (joblib)."),
     json_output: bool = typer.Option(False, "--json", help="Print the certificate as one JSON object."),
-    allow_model: list[str] | None = typer.Option(None, "--allow-model", help=ALLOW_MODEL_HELP),
+    allow_model: AllowModelOption = None,
 ) -> None:
     """Protect: train a model and add noise to its parameters so that it is eta-MIP."""
     import json
@@ -140,18 +177,11 @@ def protect(
     ds = _load(data, target, encode, drop)
     wrapper = MIPNoise(
         estimator,
-        eta=eta,
-        calibration=calibration,
-        sigma=_sigma_value(sigma),
         n_estimates=n_estimates,
-        confidence=confidence,
-        moment=moment,
-        attributes=tuple(a.strip() for a in attributes.split(",") if a.strip()),
         train_on=train_on,
         sensitivity=sensitivity,
         choose=choose,
-        random_state=seed,
-        n_jobs=n_jobs,
+        **_noise_settings(eta, calibration, sigma, confidence, moment, attributes, seed, n_jobs),
     )
     wrapper._validate()  # bad flags fail before any fitting
     ctx, advance = _progress(n_estimates if sigma is None else 0, quiet=False)
@@ -172,26 +202,26 @@ def protect(
 
 def audit_noise(
     data: Path = typer.Option(..., "--data", help="CSV/Parquet table (the pool D)."),
-    target: str = typer.Option(..., "--target", help="Label column."),
+    target: TargetOption = ...,
     model: str = typer.Option(..., "--model", help="Import path of the estimator."),
-    params: str | None = typer.Option(None, "--params", help="Estimator parameters as JSON."),
+    params: EstimatorParamsOption = None,
     eta: float = typer.Option(..., "--eta", help="MIP target eta in (0, 0.5)."),
-    calibration: str = typer.Option("mipkit-gaussian", "--calibration", help=CALIBRATION_HELP),
+    calibration: CalibrationOption = "mipkit-gaussian",
     sigma: str | None = typer.Option(None, "--sigma", help="A-priori spread bound per coordinate."),
     n_reference: int = typer.Option(
         200, "--n-reference", help="Fits on random halves: the attacker's pool (and the sigma estimate)."
     ),
     n_releases: int = typer.Option(200, "--n-releases", help="Game rounds (each a fresh half and noise)."),
     n_targets: int = typer.Option(10, "--n-targets", help="Most exposed records attacked."),
-    confidence: float = typer.Option(0.95, "--confidence", help="Bootstrap upper bound level for sigma."),
-    moment: float = typer.Option(2.0, "--moment", help="Moment order M for izzo2024 (>= 2)."),
-    attributes: str = typer.Option("coef_,intercept_", "--attributes", help="Fitted attributes released."),
-    seed: int | None = typer.Option(None, "--seed", help="Random seed."),
-    n_jobs: int | None = typer.Option(None, "--n-jobs", help="Parallel workers for the fits."),
+    confidence: SigmaLevelOption = 0.95,
+    moment: MomentOption = 2.0,
+    attributes: AttributesOption = "coef_,intercept_",
+    seed: SeedOption = None,
+    n_jobs: WorkersOption = None,
     encode: str = typer.Option("none", "--encode", help="none or onehot."),
-    drop: list[str] | None = typer.Option(None, "--drop", help="Column to leave out (repeatable)."),
+    drop: DropColumnsOption = None,
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object."),
-    allow_model: list[str] | None = typer.Option(None, "--allow-model", help=ALLOW_MODEL_HELP),
+    allow_model: AllowModelOption = None,
 ) -> None:
     """Audit: the Bayes-optimal membership attack on the MIP-noise-wrapped model (the MIP game)."""
     import json
@@ -216,18 +246,11 @@ def audit_noise(
             estimator,
             ds.X,
             ds.y,
-            eta=eta,
-            calibration=calibration,
-            sigma=_sigma_value(sigma),
             n_reference=n_reference,
             n_releases=n_releases,
             n_targets=n_targets,
-            confidence=confidence,
-            moment=moment,
-            attributes=tuple(a.strip() for a in attributes.split(",") if a.strip()),
-            random_state=seed,
-            n_jobs=n_jobs,
             progress=advance,
+            **_noise_settings(eta, calibration, sigma, confidence, moment, attributes, seed, n_jobs),
         )
     game = result.to_dict()
     if json_output:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import typer
 
+from mipkit.cli.options import JsonOption
+
 #: The fields a ``results.json`` of each kind must hold (non-empty) for a report to say anything.
 REQUIRED_FIELDS: dict[str, tuple[str, ...]] = {
     "audit": ("attacks", "game", "trainer"),
@@ -50,7 +52,7 @@ def register(app: typer.Typer) -> None:
     @app.command("report")
     def report(
         run_dir: str = typer.Argument(..., help="A run folder written by mipkit (holds results.json)."),
-        as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+        as_json: JsonOption = False,
     ) -> None:
         """Rebuild RUN_DIR/report.html from results.json and the other files of the run (no refitting)."""
         from mipkit.cli.options import check_out_folder, hold_run_folder

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from mipkit._validation import MipkitValueError, check_choice, check_delta, check_interval
+from mipkit.cli.options import JsonTableOption, SampleRateOption, StepsOption
 
 if TYPE_CHECKING:  # the records import nothing heavy, but the package they live in may
     from mipkit.accounting.mechanisms import Mechanism
@@ -196,8 +197,8 @@ def risk(
     noise_multiplier: float | None = typer.Option(
         None, "--noise-multiplier", help="DP-SGD noise multiplier."
     ),
-    sample_rate: float | None = typer.Option(None, "--sample-rate", help="DP-SGD Poisson sampling rate."),
-    steps: int | None = typer.Option(None, "--steps", help="DP-SGD number of steps."),
+    sample_rate: SampleRateOption = None,
+    steps: StepsOption = None,
     fpr: list[float] | None = typer.Option(None, "--fpr", help="FPR to report TPR at (repeatable)."),
     baseline: list[float] | None = typer.Option(
         None, "--baseline", help="Baseline success to report attack success over (repeatable)."
@@ -216,7 +217,7 @@ def risk(
         help="Largest gap between the two sides of a DP-SGD risk (PLD accounting); an epsilon's two sides "
         "are refined to 0.1% relative.",
     ),
-    json_output: bool = typer.Option(False, "--json", help="Print one JSON object instead of a table."),
+    json_output: JsonTableOption = False,
     plot: Path | None = typer.Option(None, "--plot", help="Write the trade-off / precision figure (PNG)."),
 ) -> None:
     """Certify: turn a DP / GDP / Laplace / DP-SGD guarantee into membership, re-identification and

@@ -14,6 +14,8 @@ from typing import Any
 
 import typer
 
+from mipkit.cli.options import JsonOption, SeedOption
+
 __all__ = ["parse_target_risk", "register"]
 
 
@@ -80,13 +82,13 @@ def register(app: typer.Typer) -> None:
             help="A risk target instead of --epsilon, e.g. eta=0.05 or tpr-at-fpr=0.05,fpr=0.01.",
         ),
         rows: int = typer.Option(None, "--rows", help="Synthetic records (default: as many as the data)."),
-        seed: int = typer.Option(0, "--seed", help="Random seed."),
+        seed: SeedOption = 0,
         domain: str = typer.Option(None, "--domain", help="JSON file with the public domain of the columns."),
         params: str = typer.Option(
             None, "--params", help="Synthesizer options as JSON, e.g. '{\"n_generator\": 100}'."
         ),
         out: str = typer.Option(..., "--out", help="Output folder."),
-        as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+        as_json: JsonOption = False,
     ) -> None:
         """Make private synthetic data: DP-WGAN-GP, AIM, MST or CTGAN, with a certificate of its privacy."""
         from pathlib import Path

@@ -9,9 +9,25 @@
 
 from __future__ import annotations
 
-import json
+from typing import Any
 
 import typer
+
+from mipkit.cli.options import (
+    DataOption,
+    DropnaOption,
+    DropOption,
+    EncodeOption,
+    JsonOption,
+    RiskValueOption,
+    RunFolderOption,
+    TargetOption,
+    comma_names,
+    config_from_flags,
+    echo_json,
+    target_parameters,
+    with_options,
+)
 
 OWNER = "mipkit train-private"
 
@@ -103,24 +119,18 @@ def _print_human(d: dict) -> None:
 
 def register(app: typer.Typer) -> None:
     @app.command("train-private")
+    @with_options("target_params", target_parameters("--target-risk"))
     def train_private_command(
-        data: str = typer.Option(..., "--data", help="CSV or Parquet table of records."),
-        target: str = typer.Option(..., "--target", help="Label column."),
-        encode: str = typer.Option("none", "--encode", help="none or onehot (encode non-numeric columns)."),
-        dropna: bool = typer.Option(False, "--dropna/--no-dropna", help="Drop rows with missing values."),
-        drop: str = typer.Option(None, "--drop", help="Comma-separated columns to leave out (identifiers)."),
+        data: DataOption = ...,
+        target: TargetOption = ...,
+        encode: EncodeOption = "none",
+        dropna: DropnaOption = False,
+        drop: DropOption = None,
         target_risk: str = typer.Option(
             None, "--target-risk", help="eta, advantage, tpr-at-fpr, success, precision or epsilon."
         ),
-        value: float = typer.Option(None, "--value", help="The risk level not to exceed."),
-        fpr: float = typer.Option(None, "--fpr", help="FPR for --target-risk tpr-at-fpr."),
-        baseline: float = typer.Option(
-            None, "--baseline", help="Baseline success for --target-risk success."
-        ),
-        base_rate: float = typer.Option(
-            None, "--base-rate", help="Member fraction for --target-risk precision."
-        ),
-        recall: float = typer.Option(None, "--recall", help="Recall for --target-risk precision."),
+        value: RiskValueOption = None,
+        target_params: Any = None,
         delta: float = typer.Option(
             1e-5, "--delta", help="Delta of the certified epsilon (and of an epsilon target)."
         ),
@@ -144,39 +154,25 @@ def register(app: typer.Typer) -> None:
             True, "--scale/--no-scale", help="Standardise features with the held-out rows' mean and sd."
         ),
         seed: int = typer.Option(0, "--seed", help="Random seed (split and training)."),
-        out: str = typer.Option("runs/train-private", "--out", help="Run folder."),
-        as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
+        out: RunFolderOption = "runs/train-private",
+        as_json: JsonOption = False,
     ) -> None:
         """Train with DP-SGD to a risk target; writes the model and its certificate."""
         from mipkit.cli.options import check_count, hold_run_folder
-        from mipkit.report.results import to_jsonable
         from mipkit.workflows.train_private import TrainPrivateConfig, train_private
 
         check_count("--epochs", epochs, kind="steps", minimum=None)
         hold_run_folder(out)  # checked, and locked until the command ends
-        given = {"fpr": fpr, "baseline": baseline, "base_rate": base_rate, "recall": recall, "delta": delta}
-        cfg = TrainPrivateConfig(
-            data=data,
-            target=target,
-            encode=encode,
-            dropna=dropna,
-            drop=tuple(c.strip() for c in (drop or "").split(",") if c.strip()),
+        given = {**target_params(), "delta": delta}  # fpr, baseline, base_rate, recall and delta
+        cfg = config_from_flags(  # the flags named like TrainPrivateConfig's fields, and these
+            TrainPrivateConfig,
+            drop=comma_names(drop) or (),
             risk_target=_risk_target(target_risk, value, noise_multiplier, given),
-            noise_multiplier=noise_multiplier,
-            epochs=epochs,
-            batch_size=batch_size,
-            max_grad_norm=max_grad_norm,
-            learning_rate=learning_rate,
             hidden=_hidden(hidden),
-            delta=delta,
-            neighbours=neighbours,
-            test_size=test_size,
-            scale=scale,
-            seed=seed,
         )
         if as_json:
             result = train_private(cfg, out)
-            typer.echo(json.dumps(to_jsonable(result.to_dict())))
+            echo_json(result.to_dict())
             return
         from rich.console import Console
 

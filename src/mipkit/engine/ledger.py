@@ -306,16 +306,33 @@ class Ledger:
         except sqlite3.OperationalError as exc:  # a full disk, a read-only folder: the commit was rolled back
             raise _os_error(exc, "Cannot commit a fit to the ledger", self.path) from None
 
-    def get(self, index: int) -> np.ndarray:
-        """The output of fit ``index``; ``KeyError`` if it is not in the ledger."""
+    def _column(self, index: int, column: str) -> Any:
+        """The ``column`` (``"output"`` or ``"meta"``) of fit ``index``'s row, as stored.
+
+        Parameters
+        ----------
+        index : int
+            The fit.
+        column : {"output", "meta"}
+            The column of the ``fits`` table.
+
+        Raises
+        ------
+        KeyError
+            If fit ``index`` is not in the ledger.
+        """
         if not self._exists:
             raise KeyError(f"fit {int(index)} is not in the ledger {self.path}")
         row = self._db.execute(
-            "SELECT output FROM fits WHERE run_key = ? AND idx = ?", (self.run_key, int(index))
+            f"SELECT {column} FROM fits WHERE run_key = ? AND idx = ?", (self.run_key, int(index))
         ).fetchone()
         if row is None:
             raise KeyError(f"fit {int(index)} is not in the ledger {self.path}")
-        return _from_bytes(row[0])
+        return row[0]
+
+    def get(self, index: int) -> np.ndarray:
+        """The output of fit ``index``; ``KeyError`` if it is not in the ledger."""
+        return _from_bytes(self._column(index, "output"))
 
     def get_all(self, indices: Iterable[int]) -> np.ndarray:
         """Outputs of the fits ``indices`` stacked along a new first axis, in the order given."""
@@ -323,14 +340,7 @@ class Ledger:
 
     def meta(self, index: int) -> dict:
         """The metadata stored with fit ``index``; ``KeyError`` if it is not in the ledger."""
-        if not self._exists:
-            raise KeyError(f"fit {int(index)} is not in the ledger {self.path}")
-        row = self._db.execute(
-            "SELECT meta FROM fits WHERE run_key = ? AND idx = ?", (self.run_key, int(index))
-        ).fetchone()
-        if row is None:
-            raise KeyError(f"fit {int(index)} is not in the ledger {self.path}")
-        return json.loads(row[0])
+        return json.loads(self._column(index, "meta"))
 
     def records(self) -> list[dict]:
         """One dict per committed fit (``idx``, ``shape``, ``dtype``, ``meta``, ``seconds``, ``created``)."""

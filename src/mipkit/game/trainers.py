@@ -122,6 +122,29 @@ def _import_object(import_path: str) -> Any:
             f"own ({module_name.split('.')[0]}.py), run from the folder that holds it or add that folder to "
             "PYTHONPATH."
         ) from None
+    return _attribute(obj, qualname, import_path, module_name)
+
+
+def _attribute(module: Any, qualname: str, import_path: str, module_name: str) -> Any:
+    """The object ``qualname`` (``"Outer.Inner"``) names inside the imported ``module``.
+
+    Parameters
+    ----------
+    module : module
+        The imported module ``module_name``.
+    qualname : str
+        Dotted attribute path inside it.
+    import_path : str
+        The trainer's import path as the user wrote it (for the message).
+    module_name : str
+        The module's name (for the message).
+
+    Raises
+    ------
+    MipkitValueError
+        If an attribute on the path is missing.
+    """
+    obj = module
     for part in qualname.split("."):
         try:
             obj = getattr(obj, part)
@@ -263,13 +286,7 @@ def trainer_class(import_path: str, *, classifier: bool = True) -> type:
             "imported.",
             allowable=True,
         )
-    for part in qualname.split("."):
-        try:
-            obj = getattr(obj, part)
-        except AttributeError:
-            raise MipkitValueError(
-                f"Trainer {path!r} cannot be imported: module {module!r} has no attribute {qualname!r}."
-            ) from None
+    obj = _attribute(obj, qualname, path, module)
     if not inspect.isclass(obj):
         raise UntrustedTrainerError(
             path,

@@ -121,14 +121,29 @@ def threshold_counts(scores, labels, thresholds=None) -> tuple[np.ndarray, np.nd
     return thr, fp, fn, int(neg.size), int(pos.size)
 
 
+class _Record:
+    """Base of the frozen bound records below: their fields as a dict."""
+
+    def to_dict(self) -> dict:
+        """JSON-ready fields."""
+        return asdict(self)  # type: ignore[call-overload]
+
+
 @dataclass(frozen=True)
-class EpsilonLowerBound:
-    """A measured ``(eps, delta)`` lower bound: the training is not ``(eps', delta)``-DP for ``eps' <
-    epsilon``, with probability ``confidence`` (rates at the chosen threshold)."""
+class _EpsilonAtDelta(_Record):
+    """The first fields of an epsilon lower bound: the training is not ``(eps', delta)``-DP for ``eps' <
+    epsilon``, with probability ``confidence``."""
 
     epsilon: float
     delta: float
     confidence: float
+
+
+@dataclass(frozen=True)
+class EpsilonLowerBound(_EpsilonAtDelta):
+    """A measured ``(eps, delta)`` lower bound: the training is not ``(eps', delta)``-DP for ``eps' <
+    epsilon``, with probability ``confidence`` (rates at the chosen threshold)."""
+
     threshold: float
     fpr_upper: float
     fnr_upper: float
@@ -138,13 +153,9 @@ class EpsilonLowerBound:
     positives: int
     method: str
 
-    def to_dict(self) -> dict:
-        """JSON-ready fields."""
-        return asdict(self)
-
 
 @dataclass(frozen=True)
-class GDPLowerBound:
+class GDPLowerBound(_Record):
     """A measured GDP lower bound: the training is not ``mu'``-GDP for ``mu' < mu`` (with ``confidence``);
     ``epsilon`` is that ``mu``'s epsilon at ``delta`` (the GDP-based epsilon lower bound), when asked."""
 
@@ -156,10 +167,6 @@ class GDPLowerBound:
     fpr_upper: float
     fnr_upper: float
     method: str
-
-    def to_dict(self) -> dict:
-        """JSON-ready fields."""
-        return asdict(self)
 
 
 def _split(y: np.ndarray, groups, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
@@ -327,22 +334,15 @@ def one_run_epsilon(m: int, n_guess: int, n_correct: int, *, delta: float, confi
 
 
 @dataclass(frozen=True)
-class OneRunBound:
+class OneRunBound(_EpsilonAtDelta):
     """The one-run epsilon lower bound and the guesses behind it."""
 
-    epsilon: float
-    delta: float
-    confidence: float
     m: int
     k_plus: int
     k_minus: int
     n_guess: int
     n_correct: int
     rules_tried: int
-
-    def to_dict(self) -> dict:
-        """JSON-ready fields."""
-        return asdict(self)
 
 
 def one_run_lower_bound(

@@ -24,9 +24,9 @@ module scores their guesses (``docs/theory.md`` section 4, Francis & Wagner eqs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
@@ -204,6 +204,24 @@ def _percentile_ci(reps: np.ndarray, confidence: float) -> list[float | None]:
     return [float(np.quantile(r, a)), float(np.quantile(r, 1 - a))]
 
 
+def _at_primary(of: Callable[[Any, str], Any], doc: str) -> property:
+    """A read-only property of :class:`InferenceResult`: ``of(result, attack)`` at its headline attack.
+
+    Parameters
+    ----------
+    of : callable
+        ``of(result, attack)``: a per-attack value of the result.
+    doc : str
+        The property's docstring.
+
+    Returns
+    -------
+    property
+        ``of(self, self.primary)``.
+    """
+    return property(lambda self: of(self, self.primary), doc=doc)
+
+
 @dataclass(frozen=True)
 class InferenceResult:
     """Attribute inference for one secret: attacks, the non-member baselines and the like-for-like pairs.
@@ -254,22 +272,16 @@ class InferenceResult:
         reps = self.pi_replicates.get(attack)
         return [None, None] if reps is None else _percentile_ci(reps, confidence)
 
-    @property
-    def precision(self) -> float:
-        return self.attacks[self.primary].precision
-
-    @property
-    def baseline(self) -> str:
-        """The headline attack's like-for-like baseline."""
-        return self.baseline_of(self.primary)
-
-    @property
-    def baseline_precision(self) -> float:
-        return self.baselines[self.baseline].precision
-
-    @property
-    def precision_improvement(self) -> float:
-        return self.pi_of(self.primary)
+    # The headline numbers: each the per-attack value at the headline attack ``primary``.
+    precision = _at_primary(lambda r, a: r.attacks[a].precision, "Precision of the headline attack.")
+    baseline = _at_primary(lambda r, a: r.baseline_of(a), "The headline attack's like-for-like baseline.")
+    baseline_precision = _at_primary(
+        lambda r, a: r.baselines[r.baseline_of(a)].precision,
+        "Precision of the headline attack's like-for-like baseline.",
+    )
+    precision_improvement = _at_primary(
+        lambda r, a: r.pi_of(a), "Like-for-like precision improvement of the headline attack."
+    )
 
     @property
     def best_baseline(self) -> str:

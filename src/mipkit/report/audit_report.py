@@ -401,11 +401,28 @@ def _setup_section(results: dict) -> Section:
     )
 
 
+def read_run(run_dir: Path) -> tuple[dict, pd.DataFrame | None]:
+    """The ``results.json`` of a run folder and its ``scores.parquet`` (None when the run wrote none).
+
+    Parameters
+    ----------
+    run_dir : Path
+        The run folder.
+
+    Returns
+    -------
+    results : dict
+        As :func:`mipkit.report.results.read_results`.
+    scores : pandas.DataFrame or None
+        The per-record vulnerability table.
+    """
+    path = run_dir / SCORES_FILE
+    return read_results(run_dir), (pd.read_parquet(path) if path.is_file() else None)
+
+
 def build(run_dir: str | Path) -> tuple[str, list[str], list[Section]]:
     """Rebuild ``(title, summary, sections)`` of an audit run from its folder (REPORT_BUILDERS["audit"])."""
-    run_dir = Path(run_dir)
-    results = read_results(run_dir)
-    scores = pd.read_parquet(run_dir / SCORES_FILE) if (run_dir / SCORES_FILE).is_file() else None
+    results, scores = read_run(Path(run_dir))
     trainer = results.get("trainer", {}).get("import_path", "model")
     title = f"Membership-inference audit of {trainer.rsplit('.', 1)[-1]}"
     box = verdict_section(results)
@@ -424,10 +441,7 @@ def build_demo(run_dir: str | Path) -> tuple[str, list[str], list[Section]]:
     stages = demo.get("stages", {})
     loaded = {}
     for key, sub in stages.items():
-        sub_dir = run_dir / sub["folder"]
-        res = read_results(sub_dir)
-        sc = pd.read_parquet(sub_dir / SCORES_FILE) if (sub_dir / SCORES_FILE).is_file() else None
-        loaded[key] = (sub, res, sc)
+        loaded[key] = (sub, *read_run(run_dir / sub["folder"]))
     summary = list(demo.get("summary", []))
     rows = []
     for key, (sub, res, _) in loaded.items():

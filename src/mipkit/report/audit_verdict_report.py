@@ -15,6 +15,7 @@ __all__ = [
     "certificate_sentences",
     "certificate_table",
     "roc_attacks",
+    "status_text",
     "verdict_section",
     "verdict_sentence",
 ]
@@ -43,12 +44,28 @@ _STATUS_TEXT = {
 }
 
 
+def status_text(status: str) -> str:
+    """The word a report shows for a verdict's status (``"pass"`` -> ``"PASS"``; unknown ones as they are).
+
+    Parameters
+    ----------
+    status : str
+        The ``status`` of a results dict's ``verdict``.
+
+    Returns
+    -------
+    str
+        Its upper-case label, or ``status`` itself when it is not a known status.
+    """
+    return _STATUS_TEXT.get(status, status)
+
+
 def verdict_sentence(results: dict) -> str | None:
     """The verdict line (first in the summary and on the terminal); None for results without a verdict."""
     v = results.get("verdict")
     if not v:
         return None
-    return f"Verdict: {_STATUS_TEXT.get(v['status'], v['status'])}. {v['text']}"
+    return f"Verdict: {status_text(v['status'])}. {v['text']}"
 
 
 def certificate_sentences(cert: dict) -> list[str]:
@@ -78,7 +95,7 @@ def verdict_section(results: dict) -> Section | None:
     policy = v.get("policy")
     m = v.get("measured") or {}
     rows = [
-        ("verdict", _STATUS_TEXT.get(v["status"], v["status"])),
+        ("verdict", status_text(v["status"])),
         (
             "policy",
             f"{policy['metric']} must not exceed {policy['fail_above']:g}"

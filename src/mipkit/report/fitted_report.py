@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from mipkit.report.audit_report import SCORES_FILE, audit_sections, plain_summary
+from mipkit.report.audit_report import audit_sections, plain_summary, read_run
 from mipkit.report.audit_verdict_report import verdict_section
 from mipkit.report.html import Section
-from mipkit.report.results import read_results
 
 __all__ = ["build"]
 
@@ -40,9 +39,7 @@ def _question_section(results: dict) -> Section:
 
 def build(run_dir: str | Path) -> tuple[str, list[str], list[Section]]:
     """``(title, summary, sections)`` of an ``audit-fitted`` run folder (``REPORT_BUILDERS``)."""
-    run_dir = Path(run_dir)
-    results = read_results(run_dir)
-    scores = pd.read_parquet(run_dir / SCORES_FILE) if (run_dir / SCORES_FILE).is_file() else None
+    results, scores = read_run(Path(run_dir))
     model = results.get("trainer", {}).get("import_path", "model")
     title = f"Membership-inference audit of a fitted model ({model})"
     util = results.get("utility") or {}

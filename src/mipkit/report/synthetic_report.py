@@ -11,8 +11,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from mipkit.report.audit_verdict_report import status_text
 from mipkit.report.html import Figure, Section, figure_to_png
 from mipkit.report.results import read_results
+from mipkit.report.synthetic_certified import certified_bounds, certified_section
 
 
 def _fmt(x, digits: int = 3) -> str:
@@ -22,14 +24,6 @@ def _fmt(x, digits: int = 3) -> str:
 def _nnaa_intervals(nn: dict) -> dict:
     """The NNAA intervals of a results dict (``bootstrap`` in results written before 2026-11)."""
     return nn.get("intervals") or nn.get("bootstrap") or {}
-
-
-_STATUS_TEXT = {
-    "pass": "PASS",
-    "finding": "FINDING",
-    "inconclusive": "INCONCLUSIVE",
-    "no policy": "NO POLICY STATED",
-}
 
 
 def verdict_sentence(res: dict) -> str | None:
@@ -42,7 +36,7 @@ def verdict_sentence(res: dict) -> str | None:
         if v.get("fail_above") is not None
         else f"headline metric: {v['metric_label']}"
     )
-    return f"Verdict: {_STATUS_TEXT.get(v['status'], v['status'])} ({policy}). {v['reason']}."
+    return f"Verdict: {status_text(v['status'])} ({policy}). {v['reason']}."
 
 
 def summary_sentences(res: dict) -> list[str]:
@@ -118,7 +112,7 @@ def summary_rows(summary: dict) -> list[tuple[str, str]]:
     if v:
         thr = v.get("fail_above")
         policy = f" ({v['metric']} > {thr:g})" if thr is not None else ""
-        rows.append((f"verdict{policy}", _STATUS_TEXT.get(v["status"], str(v["status"]))))
+        rows.append((f"verdict{policy}", str(status_text(v["status"]))))
     rows += [
         ("NNAA train / test", f"{_fmt(nn['train'])} / {_fmt(nn['test'])}"),
         ("privacy loss [95% CI]", f"{_fmt(nn['privacy_loss'])} [{_fmt(ci[0])}, {_fmt(ci[1])}]"),
@@ -275,7 +269,7 @@ def _verdict_section(res: dict) -> Section | None:
     iv = v.get("interval") or [None, None]
     inputs = res.get("inputs", {})
     rows = [
-        ("verdict", _STATUS_TEXT.get(v["status"], v["status"])),
+        ("verdict", status_text(v["status"])),
         ("metric", v["metric_label"]),
         ("fail above", "not stated" if v.get("fail_above") is None else f"{v['fail_above']:g}"),
         ("value", _fmt(v.get("value"), 4)),
@@ -300,7 +294,7 @@ def _verdict_section(res: dict) -> Section | None:
     return Section("Verdict", text, [pd.DataFrame(rows, columns=["", "value"]), checks])
 
 
-def _dcr_figures(run_dir: Path) -> list[Figure]:
+def _dcr_figures(run_dir: Path, certified: dict | None = None) -> list[Figure]:
     path = run_dir / "scores.parquet"
     if not path.is_file():
         return []
@@ -330,6 +324,11 @@ def _dcr_figures(run_dir: Path) -> list[Figure]:
         m = max(1, int((sc["member"] == 0).sum()))
         ax.loglog(np.clip(f, 1 / m, 1), np.clip(t, 1 / m, 1), label="DCR attack")
         ax.loglog([1 / m, 1], [1 / m, 1], "k--", lw=0.8, label="guessing")
+        curve = ((certified or {}).get("dcr") or {}).get("curve")
+        if curve:
+            cf, ct = np.asarray(curve["fpr"]), np.asarray(curve["tpr"])
+            keep = cf >= 1 / m
+            ax.loglog(cf[keep], np.clip(ct[keep], 1 / m, 1), ":", color="C3", lw=1.5, label="certified bound")
         ax.set_xlabel("false positive rate")
         ax.set_ylabel("true positive rate")
         ax.legend()
@@ -339,7 +338,7 @@ def _dcr_figures(run_dir: Path) -> list[Figure]:
     return figs
 
 
-def _inference_figure(res: dict) -> list[Figure]:
+def _inference_figure(res: dict, certified: dict | None = None) -> list[Figure]:
     inf = res.get("inference", {})
     if not inf:
         return []
@@ -364,6 +363,10 @@ def _inference_figure(res: dict) -> list[Figure]:
             color=line.get_color(),
             label=f"{s}: {r['baseline']} baseline",
         )
+        bound = ((certified or {}).get("inference") or {}).get(s)
+        if bound:
+            ax.axhline(bound["certified_success"], ls=":", lw=1.2, color=line.get_color(),
+                       label=f"{s}: certified bound")  # fmt: skip
     ax.set_xscale("log")
     ax.set_xlim(max(lo, 1e-4) * 0.9, 1.02)
     ax.set_xlabel("coverage (share of targets predicted, log scale)")
@@ -429,7 +432,8 @@ def build(run_dir: str | Path) -> tuple[str, list[str], list[Section]]:
     for key in ("baseline_protection", "overfitting_protection"):
         if dcr.get(key):
             rows.append((key.replace("_", " ") + " score", dcr[key]["score"]))
-    dcr_figures = _dcr_figures(run_dir)
+    certified = certified_bounds(run_dir)
+    dcr_figures = _dcr_figures(run_dir, certified)
     if not rows and not dcr_figures:
         dcr_note = dcr.get("note") or "not computed"
         sections.append(Section("Distance to closest record", [f"Not run: {dcr_note}."]))
@@ -478,10 +482,12 @@ def build(run_dir: str | Path) -> tuple[str, list[str], list[Section]]:
                     "the most-frequent value (the mode) is also reported as a baseline.",
                 ],
                 tables,
-                _inference_figure(res),
+                _inference_figure(res, certified),
             )
         )
     anonymity = _anonymity_section(res)
     if anonymity is not None:
         sections.append(anonymity)
+    if certified is not None:
+        sections.append(certified_section(certified))
     return title, summary_sentences(res), sections

@@ -84,8 +84,9 @@ def certified_audit_bounds(certificate: SynthesisCertificate, audit: Any) -> dic
     -------
     dict
         ``{"certified": bool, "dcr": {"tpr_at_fpr": {fpr: {"measured", "certified", "violation",
-        "significant"}}, "roc": {...}}, "inference": {secret: {"precision", "baseline_precision",
-        "certified_success", "violation", "significant"}}, "violations": [text, ...]}``.
+        "significant"}}, "roc": {...}, "curve": {"fpr": [...], "tpr": [...]}}, "inference": {secret:
+        {"precision", "baseline_precision", "certified_success", "violation", "significant"}},
+        "violations": [text, ...]}``; ``dcr.curve`` is the certified bound ``1 - f`` on a log grid.
     """
     if not certificate.certified:
         return {
@@ -122,6 +123,11 @@ def certified_audit_bounds(certificate: SynthesisCertificate, audit: Any) -> dic
                 f"DCR attack TPR {measured:.4f} at FPR {key} is above the certified {bound:.4f}"
             )
     out["dcr"]["tpr_at_fpr"] = table
+    grid = np.concatenate([np.logspace(-6, -1, 41)[:-1], np.linspace(0.1, 1.0, 19)])
+    out["dcr"]["curve"] = {  # the certified ROC bound 1 - f(alpha), for the report's figure
+        "fpr": grid.tolist(),
+        "tpr": [float(v) for v in np.asarray(curve.tpr(grid), dtype=float)],
+    }
     attack = getattr(audit, "dcr_attack", None)
     if attack is not None:
         roc = certified_roc_excess(curve, attack.dcr_members, attack.dcr_nonmembers)
@@ -156,15 +162,20 @@ def certified_audit_bounds(certificate: SynthesisCertificate, audit: Any) -> dic
 
 
 def audit_with_certificate(certificate: SynthesisCertificate, audit: Any, run_dir: str | Any = None) -> dict:
-    """:func:`certified_audit_bounds`, also written to ``run_dir/certified_bounds.json`` when given (what
+    """:func:`certified_audit_bounds`; with ``run_dir`` (the audit's run folder, already written) also
+    written to ``run_dir/certified_bounds.json`` and drawn into its ``report.html`` (what
     ``mipkit audit-synthetic --certificate`` calls)."""
     out = certified_audit_bounds(certificate, audit)
     if run_dir is not None:
         from pathlib import Path
 
+        from mipkit.report import write_html_report
         from mipkit.report.results import write_json_atomic
+        from mipkit.report.synthetic_report import build
 
         write_json_atomic(Path(run_dir) / "certified_bounds.json", out)
+        title, summary, sections = build(run_dir)
+        write_html_report(run_dir, title=title, summary=summary, sections=sections)
     return out
 
 

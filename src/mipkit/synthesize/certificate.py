@@ -152,15 +152,42 @@ def certificate_curve(certificate: SynthesisCertificate, relation: str = "add_re
 
 def _fill(
     method: str,
-    curves: dict,
-    mechanism: dict,
+    record: Any,
     delta: float,
     neighbours: str,
     deltas: dict | None = None,
-    **extra: Any,
+    *,
+    calibration: dict | None,
+    details: dict | None,
+    notes: list[str],
 ) -> SynthesisCertificate:
+    """The certificate of ``record``'s guarantee, from its trade-off curves for both relations.
+
+    Parameters
+    ----------
+    method : str
+        The synthesizer.
+    record : Mechanism
+        The mechanism record of the guarantee (stored as its dict).
+    delta : float
+        The delta of the epsilons.
+    neighbours : str
+        The relation of the headline epsilon.
+    deltas : dict, optional
+        Relation -> delta of its epsilon where it is not ``delta``.
+    calibration, details : dict or None
+        Copied into the certificate (None: empty).
+    notes : list of str
+        The certificate's notes.
+
+    Returns
+    -------
+    SynthesisCertificate
+        A certified one.
+    """
     from mipkit.accounting import eta_from_curve
 
+    curves = {r: _curve(record, r) for r in RELATIONS}
     deltas = dict.fromkeys(RELATIONS, delta) | dict(deltas or {})
     add, rep = curves["add_remove"], curves["replace_one"]
     return SynthesisCertificate(
@@ -168,13 +195,15 @@ def _fill(
         certified=True,
         delta=delta,
         neighbours=neighbours,
-        mechanism=mechanism,
+        mechanism=record.to_dict(),
         epsilon={r: float(curves[r].epsilon_for_delta(deltas[r])) for r in RELATIONS},
         deltas=deltas,
         eta=float(eta_from_curve(rep)),
         advantage=float(add.advantage()),
         tpr_at_fpr={f"{a:g}": float(add.tpr(a)) for a in CERTIFICATE_FPRS},
-        **extra,
+        calibration=dict(calibration or {}),
+        details=dict(details or {}),
+        notes=notes,
     )
 
 
@@ -189,17 +218,13 @@ def certificate_from_record(
     notes: list[str] | None = None,
 ) -> SynthesisCertificate:
     """Certificate of a run of heterogeneous subsampled Gaussian steps (both relations, one set of ratios)."""
-    curves = {r: _curve(record, r) for r in RELATIONS}
     notes = list(notes or [])
     if (details or {}).get("domain_source") == "data":
         notes.append(
             "The column domain (numeric ranges, category lists) was read from the training data; the "
             "guarantee assumes it is public. Pass a domain to avoid this."
         )
-    return _fill(
-        method, curves, record.to_dict(), delta, neighbours,
-        calibration=dict(calibration or {}), details=dict(details or {}), notes=notes,
-    )  # fmt: skip
+    return _fill(method, record, delta, neighbours, calibration=calibration, details=details, notes=notes)
 
 
 def certificate_from_dp(
@@ -216,12 +241,10 @@ def certificate_from_dp(
 
     add = ApproxDP(epsilon=epsilon, delta=delta)
     rep_delta = min((1.0 + math.exp(epsilon)) * delta, 1.0 - 1e-12)
-    curves = {r: _curve(add, r) for r in RELATIONS}
-    cert = _fill(
-        method, curves, add.to_dict(), delta, "add_remove", {"replace_one": rep_delta},
-        calibration=dict(calibration or {}), details=dict(details or {}), notes=list(notes or []),
+    return _fill(
+        method, add, delta, "add_remove", {"replace_one": rep_delta},
+        calibration=calibration, details=details, notes=list(notes or []),
     )  # fmt: skip
-    return cert
 
 
 def uncertified(method: str, *, details: dict | None = None) -> SynthesisCertificate:

@@ -42,7 +42,7 @@ from mipkit.synthesize._torch import require_torch
 from mipkit.synthesize.bounds import critic_bounds
 from mipkit.synthesize.certificate import SynthesisCertificate, certificate_from_record, uncertified
 from mipkit.synthesize.noise import step_noise
-from mipkit.synthesize.plan import RunPlan, fixed_plan, plan_run
+from mipkit.synthesize.plan import RunPlan, Schedule, fixed_plan, plan_run
 from mipkit.synthesize.preprocess import TabularEncoder
 
 __all__ = ["DPWGANGP"]
@@ -206,27 +206,17 @@ class DPWGANGP:
 
     def plan(self, n_records: int) -> RunPlan:
         """The calibrated plan for ``n_records`` training records (noise multipliers of every step)."""
-        if self.noise_multiplier is not None:
-            return fixed_plan(
-                self.noise_multiplier,
-                delta=self.delta,
-                neighbours=self.neighbours,
-                sample_rate=self.sample_rate,
-                steps=self.n_generator * self.n_critic,
-                noise_decay=self.noise_decay,
-                schedule_groups=self.schedule_groups,
-            )
-        return plan_run(
-            epsilon=self.epsilon,
+        schedule = Schedule(
             delta=self.delta,
-            target=self.target,
             neighbours=self.neighbours,
             sample_rate=self.sample_rate,
             steps=self.n_generator * self.n_critic,
             noise_decay=self.noise_decay,
-            schedule_groups=self.schedule_groups,
-            n_records=n_records,
+            groups=self.schedule_groups,
         )
+        if self.noise_multiplier is not None:
+            return fixed_plan(self.noise_multiplier, schedule)
+        return plan_run(schedule, epsilon=self.epsilon, target=self.target, n_records=n_records)
 
     def fit(self, data: pd.DataFrame) -> DPWGANGP:
         """Train on a table.

@@ -19,7 +19,7 @@ from mipkit._validation import MipkitValueError
 from mipkit.accounting import HeterogeneousSubsampledGaussian
 from mipkit.accounting.heterogeneous import group_steps
 
-__all__ = ["RunPlan", "fixed_plan", "plan_run", "schedule_weights"]
+__all__ = ["RunPlan", "Schedule", "fixed_plan", "plan_run", "schedule_weights"]
 
 
 def schedule_weights(steps: int, *, noise_decay: float = 1.0, groups: int = 8) -> np.ndarray:
@@ -29,6 +29,35 @@ def schedule_weights(steps: int, *, noise_decay: float = 1.0, groups: int = 8) -
     g = min(int(groups), steps)
     group = np.minimum((np.arange(steps) * g) // steps, g - 1)
     return noise_decay ** (group / max(g - 1, 1))
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """The public shape of a run, fixed before the data are touched: what a plan calibrates for.
+
+    Attributes
+    ----------
+    delta : float
+    neighbours : {"add_remove", "replace_one"}
+        The relation asked for (an eta target is always met for replace-one).
+    sample_rate : float
+        Poisson rate ``q`` of every critic step.
+    steps : int
+        Planned critic steps.
+    noise_decay, groups : float, int
+        The ratio schedule of :func:`schedule_weights`.
+    """
+
+    delta: float
+    neighbours: str
+    sample_rate: float
+    steps: int
+    noise_decay: float = 1.0
+    groups: int = 8
+
+    def weights(self) -> np.ndarray:
+        """``w_t`` of :func:`schedule_weights` for this schedule."""
+        return schedule_weights(self.steps, noise_decay=self.noise_decay, groups=self.groups)
 
 
 @dataclass(frozen=True)
@@ -64,16 +93,7 @@ class RunPlan:
 
 
 def plan_run(
-    *,
-    epsilon: float | None,
-    delta: float,
-    target: Any,
-    neighbours: str,
-    sample_rate: float,
-    steps: int,
-    noise_decay: float = 1.0,
-    schedule_groups: int = 8,
-    n_records: int | None = None,
+    schedule: Schedule, *, epsilon: float | None, target: Any, n_records: int | None = None
 ) -> RunPlan:
     """Calibrate the ratio scale ``z`` of a planned run (module docstring)."""
     from mipkit.accounting import (
@@ -85,11 +105,11 @@ def plan_run(
         calibrate,
     )
 
-    risk_target = EpsilonTarget(delta=delta, value=epsilon) if target is None else target
-    relation = "replace_one" if isinstance(risk_target, EtaTarget) else neighbours
-    w = schedule_weights(steps, noise_decay=noise_decay, groups=schedule_groups)
-    counts = group_steps(w.tolist(), sample_rate=sample_rate)  # (w_g, q, count_g)
-    q = float(sample_rate)
+    risk_target = EpsilonTarget(delta=schedule.delta, value=epsilon) if target is None else target
+    relation = "replace_one" if isinstance(risk_target, EtaTarget) else schedule.neighbours
+    w = schedule.weights()
+    q, steps = float(schedule.sample_rate), schedule.steps
+    counts = group_steps(w.tolist(), sample_rate=q)  # (w_g, q, count_g)
 
     def start(tgt: Any) -> float:
         try:
@@ -121,7 +141,7 @@ def plan_run(
             f"with sampling rate {q:g} over {steps} steps a record is used with probability {sampled:.4g}"
         ),
         never_pure_dp=True,
-        params={"sample_rate": q, "steps": steps, "noise_decay": noise_decay},
+        params={"sample_rate": q, "steps": steps, "noise_decay": schedule.noise_decay},
         method="Brent on log(noise) over a pessimistic PLD, re-checked on a finer PLD",
     )
     cal = calibrate(family, risk_target)
@@ -131,21 +151,13 @@ def plan_run(
     return RunPlan(noise_multipliers=z * w, sample_rate=q, neighbours=relation, calibration=cal_dict)
 
 
-def fixed_plan(
-    noise_multiplier: float,
-    *,
-    delta: float,
-    neighbours: str,
-    sample_rate: float,
-    steps: int,
-    noise_decay: float = 1.0,
-    schedule_groups: int = 8,
-) -> RunPlan:
+def fixed_plan(noise_multiplier: float, schedule: Schedule) -> RunPlan:
     """A plan with a given ratio scale ``z`` (no calibration); ``z = 0`` is a run without noise."""
-    w = schedule_weights(steps, noise_decay=noise_decay, groups=schedule_groups)
     cal = {"noise": float(noise_multiplier), "parameter_name": "noise_multiplier", "target": None,
-           "method": "given", "delta": delta}  # fmt: skip
+           "method": "given", "delta": schedule.delta}  # fmt: skip
     return RunPlan(
-        noise_multipliers=float(noise_multiplier) * w, sample_rate=float(sample_rate), neighbours=neighbours,
+        noise_multipliers=float(noise_multiplier) * schedule.weights(),
+        sample_rate=float(schedule.sample_rate),
+        neighbours=schedule.neighbours,
         calibration=cal,
-    )  # fmt: skip
+    )

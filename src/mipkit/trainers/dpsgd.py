@@ -31,6 +31,7 @@ from sklearn.base import clone
 
 from mipkit._validation import MipkitValueError, check_choice, check_delta, check_positive, check_positive_int
 from mipkit.game.trainers import register_trainer
+from mipkit.trainers._params import store_params
 from mipkit.trainers.torch_mlp import TorchMLPClassifier
 
 __all__ = ["DEFAULT_CERTIFY_FPRS", "NEIGHBOURS", "DPSGDCertificate", "DPSGDClassifier", "dpsgd_record"]
@@ -309,23 +310,7 @@ class DPSGDClassifier(TorchMLPClassifier):
         n_threads: int | None = 1,
         max_models: int = 32,
     ):
-        super().__init__(
-            hidden_layer_sizes,
-            epochs=epochs,
-            learning_rate=learning_rate,
-            batch_size=batch_size,
-            weight_decay=weight_decay,
-            noise_multiplier=noise_multiplier,
-            max_grad_norm=max_grad_norm,
-            random_state=random_state,
-            n_threads=n_threads,
-            max_models=max_models,
-        )
-        self.risk_target = risk_target
-        self.delta = delta
-        self.neighbours = neighbours
-        self.certify_fprs = certify_fprs
-        self.dataset_size = dataset_size
+        store_params(self, locals())  # TorchMLPClassifier's parameters first, as its __init__ stores them
 
     # ------------------------------------------------------------------------------------- the plan
     def _privacy(self) -> tuple[Any, float, str, tuple[float, ...]]:

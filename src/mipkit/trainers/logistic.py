@@ -21,6 +21,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
 from mipkit._validation import MipkitValueError, check_positive, check_positive_int
 from mipkit.trainers._lbfgs import batched_lbfgs
+from mipkit.trainers._params import store_params
 from mipkit.trainers._targets import as_targets
 
 __all__ = ["SoftLogisticRegression"]
@@ -97,12 +98,7 @@ class SoftLogisticRegression(StackedFit, ClassifierMixin, BaseEstimator):
         history: int = 10,
         random_state=None,
     ):
-        self.C = C
-        self.fit_intercept = fit_intercept
-        self.max_iter = max_iter
-        self.tol = tol
-        self.history = history
-        self.random_state = random_state
+        store_params(self, locals())
 
     def _fit_stack(self, Xs: list[np.ndarray], Ys: list[np.ndarray], seeds: list) -> list:
         """Fit one clone per ``(Xs[m], Ys[m])`` (soft targets of equal width) in one L-BFGS batch.

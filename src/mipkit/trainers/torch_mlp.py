@@ -15,6 +15,7 @@ from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
 from mipkit._validation import MipkitValueError, check_positive, check_positive_int
+from mipkit.trainers._params import store_params
 from mipkit.trainers.logistic import StackedFit, _check_X
 
 __all__ = ["TorchMLPClassifier"]
@@ -84,16 +85,7 @@ class TorchMLPClassifier(StackedFit, ClassifierMixin, BaseEstimator):
         n_threads: int | None = 1,
         max_models: int = 32,
     ):
-        self.hidden_layer_sizes = hidden_layer_sizes
-        self.epochs = epochs
-        self.learning_rate = learning_rate
-        self.batch_size = batch_size
-        self.weight_decay = weight_decay
-        self.noise_multiplier = noise_multiplier
-        self.max_grad_norm = max_grad_norm
-        self.random_state = random_state
-        self.n_threads = n_threads
-        self.max_models = max_models
+        store_params(self, locals())
 
     def _settings(self):
         from mipkit.trainers._torch_train import TrainSettings

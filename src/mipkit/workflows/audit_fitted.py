@@ -329,25 +329,18 @@ def audit_fitted(
     reference, run_key, design = [], "", {"reference_models": "none (no population data given)"}
     wants_refs = any(a.strip().lower() in ("lira", "rmia") for a in attacks)
     if population is not None and wants_refs:
+        audited = _Audited(X_aud, y_aud, codes, classes, regression, scale, int(member.sum()))
+        engine = {"backend": backend, "n_jobs": n_jobs, "address": address, "progress": progress}
         reference, run_key, design = _reference_outputs(
             model,
             reference_trainer,
             population,
             target,
-            X_aud,
-            y_aud,
-            codes,
-            classes,
-            regression,
+            audited,
             n_reference=n_reference,
             random_state=random_state,
             out_dir=out_dir,
-            backend=backend,
-            n_jobs=n_jobs,
-            address=address,
-            progress=progress,
-            scale=scale,
-            train_size=int(member.sum()),
+            engine=engine,
         )
     return audit_predictions(
         codes,
@@ -371,29 +364,37 @@ def audit_fitted(
     )
 
 
+@dataclass(frozen=True)
+class _Audited:
+    """The audited records (members, then non-members) and what the released model fixed about them."""
+
+    X: pd.DataFrame
+    y: pd.Series
+    codes: np.ndarray  # class codes in the order of the model's classes_ (zeros for a regressor)
+    classes: np.ndarray | None  # the model's classes_ (None for a regressor)
+    regression: bool
+    scale: float | None  # the regressor's loss scale var(y) (None for a classifier)
+    train_size: int  # the members' count: the size of every reference model's training set
+
+
 def _reference_outputs(
-    model,
-    reference_trainer,
-    population,
-    target,
-    X_aud,
-    y_aud,
-    codes,
-    classes,
-    regression,
+    model: Any,
+    reference_trainer: Any,
+    population: Any,
+    target: str | None,
+    audited: _Audited,
     *,
-    n_reference,
-    random_state,
-    out_dir,
-    backend,
-    n_jobs,
-    address,
-    progress,
-    scale,
-    train_size,
+    n_reference: int,
+    random_state: int,
+    out_dir: str | Path | None,
+    engine: dict[str, Any],
 ) -> tuple[list[ModelOutputs], str, dict]:
     """Train the reference models on random subsets (of the members' size) of population + audited records,
-    through the engine."""
+    through the engine.
+
+    ``engine`` holds the ``backend``, ``n_jobs``, ``address`` and ``progress`` arguments of
+    :func:`mipkit.engine.runner.run_fits`.
+    """
     from mipkit.engine.ledger import Ledger, make_run_key
     from mipkit.engine.runner import FitTask, run_fits
     from mipkit.game.splits import random_halves
@@ -410,14 +411,14 @@ def _reference_outputs(
             "callable that trains one) to train the reference models."
         )
     Xp, yp = _split(population, target, "population")
-    if list(Xp.columns) != list(X_aud.columns):
+    if list(Xp.columns) != list(audited.X.columns):
         raise MipkitValueError(
             "The population table must have the same columns as the members and non-members."
         )
-    X_pool = np.vstack([_numeric(Xp, "population"), _numeric(X_aud, "audited records")])
-    if regression:
+    X_pool = np.vstack([_numeric(Xp, "population"), _numeric(audited.X, "audited records")])
+    if audited.regression:
         y_pool_num = np.r_[
-            pd.to_numeric(yp, errors="coerce").to_numpy(dtype=float), y_aud.to_numpy(dtype=float)
+            pd.to_numeric(yp, errors="coerce").to_numpy(dtype=float), audited.y.to_numpy(dtype=float)
         ]
         if not np.all(np.isfinite(y_pool_num)):
             raise MipkitValueError(
@@ -428,20 +429,19 @@ def _reference_outputs(
         query = X_fit[len(Xp) :]
         n_classes = 2
     else:
-        X_fit, y_fit = X_pool, np.r_[_codes(yp, classes, "the population"), codes]
-        query, n_classes = X_pool[len(Xp) :], len(classes)
+        X_fit, y_fit = X_pool, np.r_[_codes(yp, audited.classes, "the population"), audited.codes]
+        query, n_classes = X_pool[len(Xp) :], len(audited.classes)
     trainer = _ObjectTrainer(
-        import_path=_describe(procedure), params={}, obj=procedure, regression_scale=scale
+        import_path=_describe(procedure), params={}, obj=procedure, regression_scale=audited.scale
     )
     ss = np.random.SeedSequence([int(random_state), 0xFEF])
     ss_halves, ss_fits = ss.spawn(2)
-    size = min(int(train_size), len(X_fit) - 1)
+    size = min(int(audited.train_size), len(X_fit) - 1)
     in_mask = random_halves(len(X_fit), k, k=size, random_state=np.random.default_rng(ss_halves))
     seeds = np.random.default_rng(ss_fits).integers(0, 2**31 - 1, size=k)
     tasks = [FitTask(index=j, train_idx=np.flatnonzero(in_mask[j]), seed=int(seeds[j])) for j in range(k)]
     run_key = make_run_key(trainer, X_fit, y_fit, tasks, query_X=query, extra={"workflow": "audit-fitted-v1"})
-    kwargs = {"query_X": query, "backend": backend, "n_jobs": n_jobs, "address": address}
-    kwargs.update(progress=progress, n_classes=n_classes)
+    kwargs = {"query_X": query, **engine, "n_classes": n_classes}
     if out_dir is not None:
         Path(out_dir).mkdir(parents=True, exist_ok=True)
         with Ledger(Path(out_dir) / LEDGER_FILE, run_key, info={"kind": "audit-fitted"}) as ledger:
@@ -449,7 +449,7 @@ def _reference_outputs(
     else:
         probs = run_fits(trainer, X_fit, y_fit, tasks, **kwargs)
     ref_member = in_mask[:, len(Xp) :]
-    if regression:  # back to the per-record loss: -log exp(-l)
+    if audited.regression:  # back to the per-record loss: -log exp(-l)
         tiny = np.finfo(float).tiny
         refs = [
             ModelOutputs(loss=-np.log(np.maximum(probs[j][:, 0], tiny)), member=ref_member[j])
@@ -459,7 +459,7 @@ def _reference_outputs(
         refs = [ModelOutputs(proba=np.asarray(probs[j], dtype=float), member=ref_member[j]) for j in range(k)]
     design = {
         "reference_models": f"{k} trained by {_describe(procedure)}, each on a random {size} of "
-        f"{len(Xp)} population + {len(X_aud)} audited records",
+        f"{len(Xp)} population + {len(audited.X)} audited records",
         "population_records": len(Xp),
     }
     return refs, run_key, design
