@@ -8,19 +8,35 @@ outputs, distance to closest record and attribute inference live in ``mipkit.att
 ``mipkit.attacks.distance`` and ``mipkit.attacks.inference`` (import them from there).
 """
 
-from mipkit.attacks.lira import GaussianFits, lira_gaussian_fits, lira_offline, lira_online
-from mipkit.attacks.loss import loss_attack, loss_threshold_guesses
-from mipkit.attacks.ltu import (
-    LTUResult,
-    ltu_game,
-    ltu_loss_game,
-    ltu_privacy,
-    model_outputs,
-    parameter_distance,
-)
-from mipkit.attacks.registry import ATTACKS, AttackInputs, AttackOutput, AttackSpec, attack_names, get_attack
-from mipkit.attacks.rmia import rmia_from_ratios, rmia_reference_probability, rmia_scores, tune_rmia_a
-from mipkit.attacks.signals import cross_entropy_loss, logit_confidence, true_class_probability
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+# Lazy: LiRA needs scipy.stats, the registry the trainers' signals; a command that only needs
+# mipkit.attacks.distance or .inference should not pay for them (module -> the names it exports).
+_MODULES: dict[str, str] = {
+    "lira": "GaussianFits lira_gaussian_fits lira_offline lira_online",
+    "loss": "loss_attack loss_threshold_guesses",
+    "ltu": "LTUResult ltu_game ltu_loss_game ltu_privacy model_outputs parameter_distance",
+    "registry": "ATTACKS AttackInputs AttackOutput AttackSpec attack_names get_attack",
+    "rmia": "rmia_from_ratios rmia_reference_probability rmia_scores tune_rmia_a",
+    "signals": "cross_entropy_loss logit_confidence true_class_probability",
+}
+_LAZY: dict[str, str] = {
+    name: f"mipkit.attacks.{module}" for module, names in _MODULES.items() for name in names.split()
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'mipkit.attacks' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "ATTACKS",

@@ -8,7 +8,6 @@ non-members.
 from __future__ import annotations
 
 import numpy as np
-from sklearn import metrics as skm
 
 from mipkit._validation import MipkitValueError, check_probability
 
@@ -34,6 +33,8 @@ def _check_scores_labels(scores: np.ndarray, labels: np.ndarray) -> tuple[np.nda
 
 def roc_curve(scores: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Full ROC: ``(fpr, tpr, thresholds)``, every threshold kept (for log-log plots at low FPR)."""
+    from sklearn import metrics as skm  # here: scikit-learn takes a second to import
+
     s, y = _check_scores_labels(scores, labels)
     fpr, tpr, thr = skm.roc_curve(y, s, drop_intermediate=False)
     return fpr, tpr, thr
@@ -41,6 +42,8 @@ def roc_curve(scores: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.nd
 
 def roc_auc(scores: np.ndarray, labels: np.ndarray) -> float:
     """Area under the ROC curve (ties counted one half)."""
+    from sklearn import metrics as skm
+
     s, y = _check_scores_labels(scores, labels)
     return float(skm.roc_auc_score(y, s))
 

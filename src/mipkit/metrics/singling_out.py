@@ -34,7 +34,6 @@ from typing import Protocol
 
 import numpy as np
 from scipy import optimize
-from scipy.stats import hypergeom
 
 from mipkit.metrics.inference import anonymeter_risk
 from mipkit.stats import Proportion
@@ -48,6 +47,8 @@ def subsample_success(counts: np.ndarray, n_rows: int, size: int) -> float:
     ``mean_i P(H_i = 1)``, ``H_i ~ Hypergeometric(n_rows, counts_i, size)``: the chance that exactly one of
     predicate ``i``'s ``counts_i`` matching rows is drawn. ``size = n_rows`` gives ``mean_i [counts_i = 1]``.
     """
+    from scipy.stats import hypergeom  # here: scipy.stats takes a second to import
+
     c = np.asarray(counts, dtype=np.int64)
     if c.size == 0:
         return float("nan")
