@@ -45,14 +45,17 @@ def _upper(successes: float, trials: float, level: float = 0.95) -> float:
 
 def certified_roc_excess(curve: Any, dcr_members: np.ndarray, dcr_nonmembers: np.ndarray) -> dict:
     """Largest excess of the DCR attack's ROC (score ``-DCR``) over the certified ``1 - f(alpha)``, at the
-    resolved FPRs (``>= 1 / n``), and whether a point exceeds it beyond sampling error (module docstring)."""
+    resolved FPRs (``>= 1 / n``, below 1), and whether a point exceeds it beyond sampling error (module
+    docstring)."""
     m = np.sort(np.asarray(dcr_members, dtype=float))
     h = np.sort(np.asarray(dcr_nonmembers, dtype=float))
     thresholds = np.unique(np.concatenate([m, h]))
     tpr = np.searchsorted(m, thresholds, side="right") / m.size  # "member" when DCR <= threshold
     fpr = np.searchsorted(h, thresholds, side="right") / h.size
     bound = np.asarray(curve.tpr(np.clip(fpr, 0.0, 1.0)), dtype=float)
-    resolved = fpr >= 1.0 / h.size
+    # resolved FPRs, without the trivial corner (1, 1) where every curve and its bound meet (when the ROC
+    # has no other point, that corner is all there is)
+    resolved = (fpr >= 1.0 / h.size) & ((fpr < 1.0) | (thresholds.size == 1))
     excess = np.where(resolved, tpr - bound, -np.inf)
     i = int(np.argmax(excess))
     k_m = np.searchsorted(m, thresholds, side="right")
