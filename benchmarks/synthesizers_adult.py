@@ -280,7 +280,7 @@ def main(ds: dict = ADULT, argv: list[str] | None = None) -> None:
                 "seconds",
             )
             print(json.dumps({k: row.get(k) for k in (*keys, "error", "skipped")}), flush=True)
-            _save_partial(partial, args, rows)
+            _save_partial(partial, args, rows, done)
     RESULTS.mkdir(parents=True, exist_ok=True)
     from mipkit.report.results import write_json_atomic
 
@@ -309,11 +309,14 @@ def _finished_rows(partial: Path, args) -> dict:
     return {(r["method"], r["epsilon"]): r for r in saved["rows"] if "error" not in r}
 
 
-def _save_partial(partial: Path, args, rows: list[dict]) -> None:
+def _save_partial(partial: Path, args, rows: list[dict], earlier: dict) -> None:
+    """Finished cells so far, and those of the earlier run this one has not reached (other order)."""
     from mipkit.report.results import write_json_atomic
 
+    have = {(r["method"], r["epsilon"]) for r in rows}
+    kept = [r for key, r in earlier.items() if key not in have]
     partial.parent.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(partial, {"key": _run_key(args), "rows": rows})
+    write_json_atomic(partial, {"key": _run_key(args), "rows": rows + kept})
 
 
 if __name__ == "__main__":
