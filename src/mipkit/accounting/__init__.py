@@ -20,9 +20,7 @@ docs/theory.md sections 1, 3 and 4.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
-
+from mipkit._lazy import lazy_exports
 from mipkit.accounting import mechanisms as _records
 from mipkit.accounting.mechanisms import *  # noqa: F403 - the records are light: loaded with the package
 
@@ -50,19 +48,6 @@ _MODULES: dict[str, str] = {
     "search": "MonotoneRisk bracketed_search raise_until_safe",
     "plots": "plot_tradeoff skew_label",
 }
-_LAZY: dict[str, str] = {
-    name: f"mipkit.accounting.{module}" for module, names in _MODULES.items() for name in names.split()
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'mipkit.accounting' has no attribute {name!r}")
-
+_LAZY, __getattr__, __dir__ = lazy_exports(__name__, _MODULES, globals())
 
 __all__ = [*_records.__all__, *_LAZY]
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))

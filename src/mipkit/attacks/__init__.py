@@ -10,8 +10,7 @@ outputs, distance to closest record and attribute inference live in ``mipkit.att
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from mipkit._lazy import lazy_exports
 
 # Lazy: LiRA needs scipy.stats, the registry the trainers' signals; a command that only needs
 # mipkit.attacks.distance or .inference should not pay for them (module -> the names it exports).
@@ -23,20 +22,7 @@ _MODULES: dict[str, str] = {
     "rmia": "rmia_from_ratios rmia_reference_probability rmia_scores tune_rmia_a",
     "signals": "cross_entropy_loss logit_confidence true_class_probability",
 }
-_LAZY: dict[str, str] = {
-    name: f"mipkit.attacks.{module}" for module, names in _MODULES.items() for name in names.split()
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'mipkit.attacks' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
-
+_LAZY, __getattr__, __dir__ = lazy_exports(__name__, _MODULES, globals())
 
 __all__ = [
     "ATTACKS",
