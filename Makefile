@@ -19,9 +19,10 @@ $(STAMP): $(BIN)/python pyproject.toml
 	touch $(STAMP)
 
 # `make test` adds the torch extra, pinned to the release the tests were run with; a CPU-only build of it is
-# taken where pip offers one (see $(CONSTRAINTS)), so the torch tests run without a GPU stack.
+# taken where pip offers one (see $(CONSTRAINTS)), so the torch tests run without a GPU stack; and the synth
+# extra (mbi, ctgan, rdt), so the AIM / MST / CTGAN adapters are tested too.
 $(TORCH_STAMP): $(STAMP) $(CONSTRAINTS)
-	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e ".[dev,distributed,torch]"
+	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e ".[dev,distributed,torch,synth]"
 	rm -f $(VENV)/.installed-torch-*
 	touch $(TORCH_STAMP)
 

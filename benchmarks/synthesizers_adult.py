@@ -62,6 +62,7 @@ ADULT = {
     "target": "income",
     "positive": ">50K",
     "secrets": ["income", "sex", "marital"],
+    "files": ["adult/adult.data", "adult/adult.test"],
 }
 
 # options per method: full run / quick run
@@ -157,12 +158,15 @@ def evaluate(ds: dict, method: str, epsilon: float | None, args, train, test, re
         cert = certificate_from_dp(method=method, epsilon=epsilon, delta=args.delta, details=extra)
         row["seconds"] = seconds
     else:
+        # a killed AIM or DP-WGAN-GP fit continues from its checkpoint (git-ignored: model state of real data)
+        ckpt = RESULTS / "checkpoints" / f"{ds['name']}{'_quick' if args.quick else ''}_{method}_{epsilon}"
         res = synthesize(
             train, method=method, epsilon=None if method == "ctgan" else epsilon, delta=args.delta,
-            rows=len(train), random_state=args.seed, **opts,
+            rows=len(train), random_state=args.seed, checkpoint=ckpt, **opts,
         )  # fmt: skip
         synth, cert = res.synthetic, res.certificate
         row["seconds"], row["fit_seconds"] = res.seconds, res.fit_seconds
+        row["resumed_from"] = res.resumed_from  # > 0: the seconds are those of the resumed part only
         if method.startswith("dpwgan"):
             keys = (
                 "sensitivity",
@@ -306,12 +310,19 @@ def main(ds: dict = ADULT, argv: list[str] | None = None) -> None:
 
     meta = {"dataset": ds["name"], "train_rows": len(train), "test_rows": len(test), "real_auc": real_auc,
             "quick": args.quick, "epsilons": eps_list, "delta": args.delta, "seed": args.seed,
-            "load_average": os.getloadavg(), "cpus": os.cpu_count(),
+            "load_average": os.getloadavg(), "cpus": os.cpu_count(), "data_sha256_16": _data_sha(ds),
             "command": " ".join(sys.argv)}  # fmt: skip
     write_json_atomic(RESULTS / f"synthesizers_{ds['name']}{suffix}.json", {"meta": meta, "rows": rows})
     (RESULTS / f"synthesizers_{ds['name']}{suffix}.md").write_text(markdown(rows))
     partial.unlink(missing_ok=True)
     print(markdown(rows))
+
+
+def _data_sha(ds: dict) -> dict:
+    """The first 16 hex digits of each data file's SHA-256 (which copy of the shared data the run used)."""
+    import hashlib
+
+    return {f: hashlib.sha256((DATA / f).read_bytes()).hexdigest()[:16] for f in ds.get("files", [])}
 
 
 def _run_key(args) -> dict:

@@ -36,6 +36,7 @@ BANKCHURNERS = {
     "target": "Attrition_Flag",
     "positive": "Attrited Customer",
     "secrets": ["Attrition_Flag", "Gender", "Income_Category"],
+    "files": ["bankchurners/BankChurners.csv"],
 }
 
 

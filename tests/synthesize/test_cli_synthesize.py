@@ -150,3 +150,40 @@ def test_audit_synthetic_reads_the_certificate(tmp_path, capsys):
     code = main([*argv[:-1], str(tmp_path / "audit2"), "--certificate", str(tmp_path / "missing.json")])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "missing.json" in err
+
+
+@pytest.mark.torch
+def test_killed_run_resumes_from_its_checkpoint(table, tmp_path, capsys):
+    """A fit killed part-way leaves ``checkpoint`` in the output folder; the same command run again
+    continues from it, says so, removes it, and writes what an uninterrupted run writes."""
+    pytest.importorskip("torch")
+    from mipkit.data.io import read_table
+    from mipkit.workflows.synthesize import synthesize
+
+    params = {"n_generator": 6, "n_critic": 2, "critic_hidden": [8], "sample_rate": 0.3}
+    params["checkpoint_every"] = 2
+
+    def argv(out):
+        return ["synthesize", "--data", str(table), "--method", "dpwgan-gp", "--epsilon", "2", "--rows", "30",
+                "--seed", "1", "--out", str(out), "--params", json.dumps(params), "--json"]  # fmt: skip
+
+    class Killed(Exception):
+        pass
+
+    def kill(done, total):
+        if done == 5:
+            raise Killed
+
+    out = tmp_path / "resumed"
+    with pytest.raises(Killed):  # what a kill of `mipkit synthesize` at iteration 5 leaves behind
+        synthesize(read_table(table), method="dpwgan-gp", epsilon=2.0, rows=30, random_state=1,
+                   progress=kill, checkpoint=out / "checkpoint", **params)  # fmt: skip
+    assert (out / "checkpoint").is_file() and not (out / "synthetic.csv").exists()
+    assert main(argv(out)) == 0
+    resumed = json.loads(capsys.readouterr().out)
+    assert resumed["resumed_from"] == 4 and not (out / "checkpoint").exists()
+    assert main(argv(tmp_path / "whole")) == 0
+    whole = json.loads(capsys.readouterr().out)
+    assert whole["resumed_from"] == 0
+    assert (out / "synthetic.csv").read_text() == (tmp_path / "whole" / "synthetic.csv").read_text()
+    assert resumed["certified"] == whole["certified"]

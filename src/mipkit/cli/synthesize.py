@@ -16,7 +16,10 @@ import typer
 
 from mipkit.cli.options import JsonOption, SeedOption
 
-__all__ = ["parse_target_risk", "register"]
+__all__ = ["CHECKPOINT", "parse_target_risk", "register"]
+
+#: The training state of a resumable method, in the output folder until the fit ends.
+CHECKPOINT = "checkpoint"
 
 
 def parse_target_risk(spec: str) -> Any:
@@ -64,6 +67,10 @@ def _print_human(summary: dict, out: str, notes: list[str]) -> None:
         for fpr, tpr in cert["tpr_at_fpr"].items():
             t.add_row(f"certified TPR at FPR {fpr}", f"{tpr:.4f}")
     console.print(t)
+    if summary.get("resumed_from"):
+        console.print(
+            f"- Resumed a killed run from its checkpoint (iteration or round {summary['resumed_from']})."
+        )
     for note in notes:
         console.print(f"- {note}", highlight=False)
     console.print(f"Wrote {out}/synthetic.csv and {out}/certificate.json", highlight=False)
@@ -126,7 +133,8 @@ def register(app: typer.Typer) -> None:
             try:
                 result = synthesize(
                     table, method=method, epsilon=epsilon, delta=delta, target=target, rows=rows,
-                    domain=dom, random_state=seed, progress=bar, **options,
+                    domain=dom, random_state=seed, progress=bar, checkpoint=Path(out) / CHECKPOINT,
+                    **options,
                 )  # fmt: skip
             except TypeError as err:  # an unknown --params key
                 raise MipkitValueError(f"--params: {err}.") from None

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,7 @@ from mipkit._validation import (
 from mipkit.synthesize._torch import require_torch
 from mipkit.synthesize.bounds import critic_bounds
 from mipkit.synthesize.certificate import SynthesisCertificate, certificate_from_record, uncertified
+from mipkit.synthesize.checkpoint import run_key
 from mipkit.synthesize.noise import step_noise
 from mipkit.synthesize.plan import RunPlan, Schedule, fixed_plan, plan_run
 from mipkit.synthesize.preprocess import TabularEncoder
@@ -100,6 +102,14 @@ class DPWGANGP:
     random_state : int, optional
     progress : callable, optional
         ``progress(done, total)`` after each generator iteration (the library prints nothing).
+    checkpoint : path, optional
+        A file that keeps the training state (networks, optimisers, random generator, step, history) every
+        ``checkpoint_every`` generator iterations. A :meth:`fit` killed part-way and started again with the
+        same data and parameters continues from it, and ends with exactly the networks of an uninterrupted
+        run; a checkpoint of other data or parameters is ignored and replaced. Removed when :meth:`fit`
+        ends. It is as private as the networks (everything in it is computed from the noisy releases) but
+        holds the random generator's state: keep it where the data are.
+    checkpoint_every : int, default=10
     """
 
     method = "dpwgan-gp"
@@ -131,6 +141,8 @@ class DPWGANGP:
         n_threads: int | None = 1,
         random_state: int | None = 0,
         progress: Progress | None = None,
+        checkpoint: str | Path | None = None,
+        checkpoint_every: int = 10,
     ) -> None:
         owner = "DPWGANGP"
         if target is None:
@@ -178,6 +190,8 @@ class DPWGANGP:
         )
         self.random_state = random_state
         self.progress = progress
+        self.checkpoint = None if checkpoint is None else Path(checkpoint)
+        self.checkpoint_every = check_positive_int("checkpoint_every", checkpoint_every, owner=owner)
         self.certificate_: SynthesisCertificate | None = None
 
     # ------------------------------------------------------------------------------------------------
@@ -295,8 +309,21 @@ class DPWGANGP:
         hist: dict[str, list] = {
             k: [] for k in ("sensitivity", "critic_range", "penalty_radius", "noise_std_rms", "batch_size")
         }
-        step = 0
-        for it in range(self.n_generator):
+        step, start = 0, 0
+        key = self._run_key(x_np, plan)
+        saved = self._load_checkpoint(torch, key)
+        if saved is not None:  # a killed fit: continue where its last checkpoint left off
+            critic.load_state_dict(saved["critic"])
+            generator.load_state_dict(saved["generator"])
+            opt_c.load_state_dict(saved["opt_critic"])
+            opt_g.load_state_dict(saved["opt_generator"])
+            gen.set_state(saved["rng"])
+            hist = {k: list(v) for k, v in saved["history"].items()}
+            step, start = int(saved["step"]), int(saved["iteration"])
+            self.resumed_from_ = start
+            if self.progress is not None:
+                self.progress(start, self.n_generator)
+        for it in range(start, self.n_generator):
             for _ in range(self.n_critic):
                 b = critic_bounds(self._critic_layers(), slopes, lo, hi, simplices)
                 sn = step_noise(
@@ -324,14 +351,14 @@ class DPWGANGP:
                 extra = (q * n - nb) * sn.centre + sn.std * noise  # centred release, then add q N c back
                 _add_flat(params, torch.from_numpy(extra / m).float())
                 opt_c.step()
-                for key, value in (
-                    ("sensitivity", sn.sensitivity),
-                    ("critic_range", sn.critic_range),
-                    ("penalty_radius", sn.penalty_radius),
+                for name, value in (
+                    ("sensitivity", float(sn.sensitivity)),
+                    ("critic_range", float(sn.critic_range)),
+                    ("penalty_radius", float(sn.penalty_radius)),
                     ("noise_std_rms", float(np.sqrt(np.mean(sn.std**2)))),
                     ("batch_size", nb),
                 ):
-                    hist[key].append(value)
+                    hist[name].append(value)  # plain numbers: the checkpoint loads with weights_only
                 step += 1
             for p in params:
                 p.requires_grad_(False)
@@ -341,10 +368,43 @@ class DPWGANGP:
             opt_g.step()
             for p in params:
                 p.requires_grad_(True)
+            if self.checkpoint is not None and (it + 1) % self.checkpoint_every == 0:
+                self._save_checkpoint(torch, {
+                    "key": key, "iteration": it + 1, "step": step, "critic": critic.state_dict(),
+                    "generator": generator.state_dict(), "opt_critic": opt_c.state_dict(),
+                    "opt_generator": opt_g.state_dict(), "rng": gen.get_state(), "history": hist,
+                })  # fmt: skip
             if self.progress is not None:
                 self.progress(it + 1, self.n_generator)
+        if self.checkpoint is not None:
+            self.checkpoint.unlink(missing_ok=True)
         self.history_ = {k: np.asarray(v) for k, v in hist.items()}
         return step
+
+    # ------------------------------------------------------------------------------------------------
+    def _run_key(self, x_np: np.ndarray, plan: RunPlan) -> str:
+        """Hash of what the run depends on: the data (encoded, and its domain), the parameters, the ratios."""
+        skip = {"progress", "checkpoint", "checkpoint_every", "n_threads", "certificate_", "resumed_from_"}
+        params = {k: v for k, v in vars(self).items() if k not in skip and not k.endswith("_")}
+        domain = {"domain": self.encoder_.domain, "columns": self.encoder_.columns}
+        return run_key([params, domain], [x_np, np.asarray(plan.noise_multipliers, dtype=float)])
+
+    def _load_checkpoint(self, torch: Any, key: str) -> dict | None:
+        """The saved state of an unfinished fit with this ``key``, or None (no file, or another run's)."""
+        self.resumed_from_ = 0
+        if self.checkpoint is None or not self.checkpoint.is_file():
+            return None
+        try:
+            saved = torch.load(self.checkpoint, weights_only=True)  # tensors and plain values only
+        except Exception:  # a file that is not a checkpoint: replaced by this run's
+            return None
+        return saved if isinstance(saved, dict) and saved.get("key") == key else None
+
+    def _save_checkpoint(self, torch: Any, state: dict) -> None:
+        """Write the training state whole or not at all (a kill mid-write keeps the previous one)."""
+        from mipkit._runfolder import atomic_write
+
+        atomic_write(self.checkpoint, lambda f: torch.save(state, f))
 
     def sample(self, n_rows: int, *, random_state: int | None = None) -> pd.DataFrame:
         """``n_rows`` synthetic records (post-processing of the trained generator: no privacy cost)."""

@@ -15,7 +15,8 @@ environment with the ``synth`` extra; the benchmarks run them in a separate virt
 Every synthesizer has ``fit(table)``, ``sample(n_rows)`` and, once fitted, ``certificate_``
 (:class:`~mipkit.synthesize.certificate.SynthesisCertificate`). A risk target instead of ``epsilon``
 calibrates DP-WGAN-GP's noise directly; for AIM and MST it is turned into the largest ``epsilon`` (at
-``delta``) whose ``(epsilon, delta)``-DP curve meets it (replace-one for an eta target).
+``delta``) whose ``(epsilon, delta)``-DP curve meets it (replace-one for an eta target). The methods of
+:data:`RESUMABLE` take ``checkpoint=PATH``: a killed fit resumes from it.
 """
 
 from __future__ import annotations
@@ -30,9 +31,11 @@ from mipkit._validation import MipkitValueError, check_choice
 from mipkit.synthesize._torch import require
 from mipkit.synthesize.preprocess import MISSING
 
-__all__ = ["METHODS", "CTGANSynthesizer", "epsilon_for_target", "make_synthesizer"]
+__all__ = ["METHODS", "RESUMABLE", "CTGANSynthesizer", "epsilon_for_target", "make_synthesizer"]
 
 METHODS: tuple[str, ...] = ("dpwgan-gp", "dpwgan-gp-scaled", "aim", "mst", "ctgan")
+#: The methods whose fit keeps a checkpoint and resumes after a kill (``checkpoint=`` option).
+RESUMABLE: tuple[str, ...] = ("dpwgan-gp", "dpwgan-gp-scaled", "aim")
 
 
 def epsilon_for_target(target: Any, delta: float) -> float:

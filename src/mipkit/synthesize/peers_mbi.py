@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -32,6 +34,7 @@ from scipy import optimize, special
 from mipkit._random import check_random_state
 from mipkit._validation import MipkitValueError
 from mipkit.synthesize._torch import require
+from mipkit.synthesize.checkpoint import load_checkpoint, run_key, save_checkpoint
 from mipkit.synthesize.preprocess import MISSING, infer_domain
 
 __all__ = ["AIMSynthesizer", "MSTSynthesizer", "cdp_delta", "cdp_rho"]
@@ -166,7 +169,13 @@ class _MarginalSynth:
     def sample(self, n_rows: int, *, random_state: int | None = None) -> pd.DataFrame:
         """``n_rows`` records from the fitted model (post-processing)."""
         rng = check_random_state(self.random_state if random_state is None else random_state)
-        syn = self.model_.synthetic_data(rows=int(n_rows)).to_dict()
+        # mbi samples with NumPy's global generator: seed it from ours for this call, then restore it
+        saved = np.random.get_state()  # noqa: NPY002 (the generator mbi uses)
+        try:
+            np.random.seed(int(rng.integers(2**32)))  # noqa: NPY002
+            syn = self.model_.synthetic_data(rows=int(n_rows)).to_dict()
+        finally:
+            np.random.set_state(saved)  # noqa: NPY002
         return self.disc_.decode(syn, rng)
 
     def _certificate(self, details: dict) -> Any:
@@ -239,7 +248,13 @@ class MSTSynthesizer(_MarginalSynth):
 
 class AIMSynthesizer(_MarginalSynth):
     """AIM (module docstring) on the 2-way workload; ``max_rounds`` caps the rounds (``16 d`` by default),
-    ``max_model_size`` the junction tree (MB), ``round_iters`` the refits between rounds."""
+    ``max_model_size`` the junction tree (MB), ``round_iters`` the refits between rounds.
+
+    ``checkpoint=PATH`` keeps the state of the rounds (the noisy measurements, the model, the random
+    generator, the budget spent) at most every ``checkpoint_seconds``: a fit killed part-way and started
+    again with the same data and parameters continues from the last round saved and gives the result of an
+    uninterrupted fit. The file is removed when the fit ends.
+    """
 
     method = "aim"
 
@@ -249,6 +264,8 @@ class AIMSynthesizer(_MarginalSynth):
         max_rounds: int | None = None,
         max_model_size: float = 80.0,
         round_iters: int = 100,
+        checkpoint: str | Path | None = None,
+        checkpoint_seconds: float = 60.0,
         **kw: Any,
     ) -> None:
         super().__init__(**kw)
@@ -257,6 +274,8 @@ class AIMSynthesizer(_MarginalSynth):
             float(max_model_size),
             int(round_iters),
         )
+        self.checkpoint = None if checkpoint is None else Path(checkpoint)
+        self.checkpoint_seconds = float(checkpoint_seconds)
 
     def fit(self, data: pd.DataFrame) -> AIMSynthesizer:
         from mbi.clique_utils import downward_closure
@@ -269,14 +288,22 @@ class AIMSynthesizer(_MarginalSynth):
         answers = {cl: np.asarray(ds.project(cl).datavector(), dtype=float) for cl in cand}
         rounds = self.max_rounds or 16 * len(cols)
         rho = self.rho_
-        # the noise of a round as if there were T rounds; T > d keeps the 1-way measurements within budget
-        t_eff = max(rounds, 2 * len(cols))
-        sigma = math.sqrt(t_eff / (2.0 * 0.9 * rho))
-        eps = math.sqrt(8.0 * 0.1 * rho / t_eff)
-        used = len(cols) * 0.5 / sigma**2
-        meas = [self._measure(ds, (c,), sigma) for c in cols]
-        model = self._estimate(dom, meas, self.round_iters)
-        t, done = 0, False
+        key = self._run_key(data)
+        saved = self._load_checkpoint(key)
+        self.resumed_from_ = 0 if saved is None else saved["t"]
+        if saved is None:
+            # the noise of a round as if there were T rounds; T > d keeps the 1-way measurements in budget
+            t_eff = max(rounds, 2 * len(cols))
+            sigma = math.sqrt(t_eff / (2.0 * 0.9 * rho))
+            eps = math.sqrt(8.0 * 0.1 * rho / t_eff)
+            used = len(cols) * 0.5 / sigma**2
+            meas = [self._measure(ds, (c,), sigma) for c in cols]
+            model = self._estimate(dom, meas, self.round_iters)
+            t, done = 0, False
+        else:  # a killed fit: continue after the last round it saved
+            t, done, sigma, eps, used = (saved[k] for k in ("t", "done", "sigma", "eps", "used"))
+            meas, model = saved["meas"], saved["model"]
+        clock = time.monotonic()
         while not done:
             t += 1
             if rho - used < 2.0 * (0.5 / sigma**2 + eps**2 / 8.0) or t >= rounds:
@@ -308,10 +335,79 @@ class AIMSynthesizer(_MarginalSynth):
             after = np.asarray(model.project(cl).datavector())
             if not done and np.abs(after - before).sum() <= math.sqrt(2.0 / math.pi) * sigma * dom.size(cl):
                 sigma, eps = sigma / 2.0, eps * 2.0
+            if self.checkpoint is not None and (done or time.monotonic() - clock >= self.checkpoint_seconds):
+                state = {"t": t, "done": done, "sigma": sigma, "eps": eps, "used": used}
+                self._save_checkpoint(key, state, meas, model)
+                clock = time.monotonic()
             if self.progress is not None:
                 self.progress(min(t, rounds), rounds)
         self.model_ = self._estimate(dom, meas, self.iters, warm=model)
+        if self.checkpoint is not None:
+            self.checkpoint.unlink(missing_ok=True)
         self.certificate_ = self._certificate(
             {"rounds": t, "rho_used": used, "measured": [list(m.clique) for m in meas]}
         )
         return self
+
+    # ------------------------------------------------------------------------------------------------
+    def _run_key(self, data: pd.DataFrame) -> str:
+        """Hash of what the fit depends on: the parameters, the public domain and the discretised data."""
+        skip = ("progress", "checkpoint", "checkpoint_seconds")
+        params = {k: v for k, v in vars(self).items() if k not in skip and "_" not in (k[0], k[-1])}
+        codes = self.disc_.encode(data)
+        return run_key([params, self.disc_.domain], [codes[c] for c in self.disc_.columns])
+
+    def _save_checkpoint(self, key: str, state: dict, meas: list, model: Any) -> None:
+        """The rounds so far: measurements (values, clique, noise), the model's potentials and marginals,
+        the random generator and the loop's scalars, as one ``.npz`` (no pickles)."""
+        arrays = {f"y{i}": np.asarray(m.noisy_measurement) for i, m in enumerate(meas)}
+        meta = {
+            **state,
+            "rng": self.rng_.bit_generator.state,
+            "cliques": [list(m.clique) for m in meas],
+            "stddev": [float(m.stddev) for m in meas],
+            "total": float(model.total),
+        }
+        for name in ("potentials", "marginals"):
+            vec = getattr(model, name)
+            meta[name] = {
+                "attrs": list(vec.domain.attributes),
+                "shape": [int(n) for n in vec.domain.shape],
+                "cliques": [list(cl) for cl in vec.cliques],
+            }
+            arrays.update(
+                {f"{name}{i}": np.asarray(vec.tables[cl].values) for i, cl in enumerate(vec.cliques)}
+            )
+        save_checkpoint(self.checkpoint, key, meta, arrays)
+
+    def _load_checkpoint(self, key: str) -> dict | None:
+        """The state saved by :meth:`_save_checkpoint` for this ``key``, rebuilt, or None."""
+        if self.checkpoint is None:
+            return None
+        found = load_checkpoint(self.checkpoint, key)
+        if found is None:
+            return None
+        meta, arrays = found
+        import jax.numpy as jnp
+        from mbi.clique_vector import CliqueVector
+        from mbi.factor import Factor
+        from mbi.markov_random_field import MarkovRandomField
+
+        def vector(name: str) -> Any:
+            spec = meta[name]
+            dom = self._mbi.Domain(spec["attrs"], spec["shape"])
+            cliques = [tuple(cl) for cl in spec["cliques"]]
+            tables = {
+                cl: Factor(dom.project(cl), jnp.asarray(arrays[f"{name}{i}"])) for i, cl in enumerate(cliques)
+            }
+            return CliqueVector(dom, cliques, tables)
+
+        self.rng_.bit_generator.state = meta["rng"]
+        meas = [
+            self._mbi.LinearMeasurement(arrays[f"y{i}"], tuple(cl), stddev=sd)
+            for i, (cl, sd) in enumerate(zip(meta["cliques"], meta["stddev"], strict=True))
+        ]
+        model = MarkovRandomField(
+            potentials=vector("potentials"), marginals=vector("marginals"), total=meta["total"]
+        )
+        return {**{k: meta[k] for k in ("t", "done", "sigma", "eps", "used")}, "meas": meas, "model": model}

@@ -35,6 +35,9 @@ class SynthesisResult:
         Fit and sampling, wall clock.
     fit_seconds : float
     delta : float or None
+    resumed_from : int
+        Where a killed fit was resumed from (``checkpoint``): DP-WGAN-GP's generator iteration, AIM's round;
+        0 when it ran whole.
     """
 
     method: str
@@ -43,6 +46,7 @@ class SynthesisResult:
     seconds: float
     fit_seconds: float
     delta: float | None
+    resumed_from: int = 0
 
     def summary(self) -> dict:
         """What ``mipkit synthesize --json`` prints: method, epsilon, delta, rows, seconds, certified, ..."""
@@ -57,6 +61,7 @@ class SynthesisResult:
             "fit_seconds": float(self.fit_seconds),
             "certified": c.summary(),
             "epsilon_by_relation": dict(c.epsilon),
+            "resumed_from": self.resumed_from,
         }
 
     def write(self, out: str | Path) -> Path:
@@ -82,6 +87,7 @@ def synthesize(
     domain: dict | None = None,
     random_state: int | None = 0,
     progress: Callable[[int, int], None] | None = None,
+    checkpoint: str | Path | None = None,
     **options: Any,
 ) -> SynthesisResult:
     """Fit ``method`` on ``data`` and sample ``rows`` records (default: as many as ``data`` has).
@@ -104,10 +110,14 @@ def synthesize(
     random_state : int, optional
     progress : callable, optional
         ``progress(done, total)`` while fitting.
+    checkpoint : path, optional
+        A file for the training state of the methods that resume (:data:`~mipkit.synthesize.peers.RESUMABLE`):
+        a fit killed part-way and started again with the same data and parameters continues from it and
+        gives the result of an uninterrupted run. Removed when the fit ends; the other methods ignore it.
     **options
         Passed to the synthesizer.
     """
-    from mipkit.synthesize.peers import METHODS, make_synthesizer
+    from mipkit.synthesize.peers import METHODS, RESUMABLE, make_synthesizer
 
     owner = "synthesize"
     method = check_choice("method", method, METHODS, owner=owner)
@@ -123,6 +133,8 @@ def synthesize(
     from mipkit.synthesize.preprocess import infer_domain
 
     infer_domain(data)  # refuses an empty table and empty or all-missing columns before any fitting
+    if checkpoint is not None and method in RESUMABLE:
+        options["checkpoint"] = checkpoint
     clock = time.perf_counter()
     synth = make_synthesizer(
         method, epsilon=epsilon, delta=delta, target=target, domain=domain,
@@ -138,4 +150,5 @@ def synthesize(
         seconds=time.perf_counter() - clock,
         fit_seconds=fit_seconds,
         delta=float(delta),
+        resumed_from=int(getattr(synth, "resumed_from_", 0)),
     )

@@ -1,0 +1,85 @@
+"""AIM and MST on private-pgm's ``mbi``: the zCDP conversion, fits that keep a planted dependency, the
+certificate, and AIM's checkpoint (a killed fit resumes and ends where an uninterrupted one ends)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mipkit.synthesize.peers_mbi import cdp_delta, cdp_rho
+
+mbi = pytest.importorskip("mbi", reason="the synth extra (mbi) is not installed")
+
+
+def _table(n: int = 400, seed: int = 0) -> pd.DataFrame:
+    """``b`` copies ``a`` 90% of the time; ``x`` numeric, independent."""
+    rng = np.random.default_rng(seed)
+    a = rng.choice(["p", "q", "r"], n)
+    b = np.where(rng.random(n) < 0.9, a, rng.choice(["p", "q", "r"], n))
+    return pd.DataFrame({"a": a, "b": b, "x": rng.integers(0, 50, n)})
+
+
+def test_cdp_delta_matches_its_definition_by_grid_search():
+    a = np.linspace(1.0001, 60, 400_000)
+    for rho, eps in ((0.1, 1.0), (0.5, 3.0), (2.0, 5.0)):
+        log_delta = (a - 1) * (a * rho - eps) - np.log(a - 1) + a * np.log1p(-1 / a)
+        assert cdp_delta(rho, eps) == pytest.approx(min(math.exp(log_delta.min()), 1.0), rel=1e-4)
+    assert cdp_delta(0.0, 1.0) == 0.0
+
+
+def test_cdp_rho_is_the_largest_rho_within_delta():
+    rho = cdp_rho(3.0, 1e-5)
+    assert cdp_delta(rho, 3.0) <= 1e-5 < cdp_delta(rho * 1.001, 3.0)
+
+
+class Killed(Exception):
+    """Stands in for a kill: raised from the progress callback."""
+
+
+def _aim(**kw):
+    from mipkit.synthesize.peers_mbi import AIMSynthesizer
+
+    base = {"epsilon": 5.0, "max_rounds": 6, "iters": 50, "round_iters": 20, "random_state": 2}
+    return AIMSynthesizer(**{**base, **kw})
+
+
+def test_aim_and_mst_keep_a_planted_dependency_and_certify_their_epsilon():
+    from mipkit.synthesize.peers_mbi import MSTSynthesizer
+
+    df = _table()
+    for synth in (_aim(), MSTSynthesizer(epsilon=5.0, iters=100, random_state=0)):
+        out = synth.fit(df).sample(400)
+        assert list(out.columns) == ["a", "b", "x"] and len(out) == 400
+        assert (out["a"] == out["b"]).mean() > 0.7  # independent columns would agree 1/3 of the time
+        assert out["x"].between(0, 49).all()
+        cert = synth.certificate_
+        assert cert.epsilon["add_remove"] == pytest.approx(5.0) and cert.delta == 1e-5
+        np.random.seed(7)  # noqa: NPY002 (mbi samples with the global generator: its state must not matter)
+        pd.testing.assert_frame_equal(out, synth.sample(400))
+
+
+def test_killed_aim_fit_resumes_and_ends_like_an_uninterrupted_fit(tmp_path):
+    df = _table()
+    whole = _aim().fit(df)
+    ckpt = tmp_path / "aim.npz"
+
+    def kill(done, total):
+        if done == 2:  # of 3 rounds
+            raise Killed
+
+    with pytest.raises(Killed):
+        _aim(checkpoint=ckpt, checkpoint_seconds=0.0, progress=kill).fit(df)
+    assert ckpt.is_file()
+    resumed = _aim(checkpoint=ckpt, checkpoint_seconds=0.0).fit(df)
+    assert whole.certificate_.details["rounds"] == 3
+    assert resumed.resumed_from_ == 2 and not ckpt.exists()
+    assert resumed.certificate_.details["measured"] == whole.certificate_.details["measured"]
+    assert resumed.certificate_.details["rho_used"] == whole.certificate_.details["rho_used"]
+    pd.testing.assert_frame_equal(resumed.sample(300), whole.sample(300))
+    other = _aim(checkpoint=ckpt, checkpoint_seconds=0.0, random_state=3)
+    with pytest.raises(Killed):
+        _aim(checkpoint=ckpt, checkpoint_seconds=0.0, progress=kill).fit(df)
+    assert other.fit(df).resumed_from_ == 0  # another run's checkpoint is not used
