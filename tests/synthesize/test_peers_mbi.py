@@ -83,3 +83,23 @@ def test_killed_aim_fit_resumes_and_ends_like_an_uninterrupted_fit(tmp_path):
     with pytest.raises(Killed):
         _aim(checkpoint=ckpt, checkpoint_seconds=0.0, progress=kill).fit(df)
     assert other.fit(df).resumed_from_ == 0  # another run's checkpoint is not used
+
+
+def test_aim_drops_compiled_programs_when_they_hold_many_memory_maps(monkeypatch):
+    """Without it, JAX keeps every program mbi compiles: thousands of memory maps a round, and a long AIM
+    run dies at the kernel's map limit (a segmentation fault at epsilon 3 on BankChurners)."""
+    import jax
+
+    from mipkit.synthesize import peers_mbi
+
+    maps = peers_mbi.memory_maps()
+    if maps is None:
+        pytest.skip("no /proc: the memory-map limit is a Linux matter")
+    assert 0 < maps[0] < maps[1]
+    calls = []
+    real = jax.clear_caches
+    monkeypatch.setattr(jax, "clear_caches", lambda: (calls.append(1), real())[1])
+    assert not peers_mbi.drop_compiled_programs_if_many() and not calls  # far below the limit here
+    monkeypatch.setattr(peers_mbi, "MAP_SHARE", 0.0)  # as if the programs filled the maps
+    synth = _aim(max_rounds=2).fit(_table())
+    assert len(calls) == synth.certificate_.details["rounds"] + 2  # the 1-way fit, each round, the last
