@@ -24,6 +24,7 @@ HEAD = (
     "NNAA privacy loss | DCR AUC | DCR TPR@1% (certified) | largest PI | violations | fit + sample s |"
 )
 ORDER = ["dpwgan-gp", "dpwgan-gp-scaled", "mst", "aim", "ctgan", "dpctgan", "patectgan"]
+EPS = (1.0, 3.0, 10.0)
 
 
 def cells(dataset: str, results: Path = RESULTS) -> list[dict]:
@@ -70,8 +71,16 @@ def row(r: dict) -> str:
 
 
 def table(dataset: str, results: Path = RESULTS) -> str:
-    """The Markdown table of ``dataset``."""
-    return "\n".join([HEAD, "|" + " --- |" * 12, *(row(r) for r in cells(dataset, results))])
+    """The Markdown table of ``dataset``; a cell of the grid without results says so."""
+    found = {(r["method"], r["epsilon"]): r for r in cells(dataset, results)}
+    grid = [(m, None) if m == "ctgan" else (m, e) for m in ORDER for e in ((None,) if m == "ctgan" else EPS)]
+    lines = [HEAD, "|" + " --- |" * 12]
+    for method, eps in grid:
+        if (method, eps) in found:
+            lines.append(row(found[(method, eps)]))
+        else:
+            lines.append(f"| {method} | {'-' if eps is None else f'{eps:g}'} | not run yet |" + " |" * 9)
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
