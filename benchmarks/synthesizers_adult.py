@@ -166,7 +166,7 @@ def evaluate(ds: dict, method: str, epsilon: float | None, args, train, test, re
         )  # fmt: skip
         synth, cert = res.synthetic, res.certificate
         row["seconds"], row["fit_seconds"] = res.seconds, res.fit_seconds
-        row["resumed_from"] = res.resumed_from  # > 0: the seconds are those of the resumed part only
+        row["resumed_from"] = res.resumed_from  # > 0: resumed; the seconds include the killed run's
         if method.startswith("dpwgan"):
             keys = (
                 "sensitivity",

@@ -51,7 +51,9 @@ def test_resumed_fit_equals_uninterrupted_fit(tmp_path):
         _model(checkpoint=ckpt, checkpoint_every=2, progress=_kill_at(5)).fit(df)
     assert ckpt.is_file()  # iterations 2 and 4 were saved; 5 was lost with the kill
     resumed = _model(checkpoint=ckpt, checkpoint_every=2).fit(df)
-    assert resumed.resumed_from_ == 4
+    assert resumed.resumed_from_ == 4 and resumed.resumed_seconds_ > 0
+    # the certificate's fit time counts the killed run's time up to its checkpoint
+    assert resumed.certificate_.details["fit_seconds"] > resumed.resumed_seconds_
     assert _same_networks(whole, resumed)
     for k in whole.history_:
         np.testing.assert_array_equal(whole.history_[k], resumed.history_[k])

@@ -254,7 +254,7 @@ class DPWGANGP:
                 steps = self._train(torch, x_np, plan)
         finally:
             torch.set_num_threads(before)
-        seconds = time.perf_counter() - clock
+        seconds = time.perf_counter() - clock + self.resumed_seconds_  # a resumed fit: the killed run's too
         h = self.history_
         method = "dpwgan-gp-scaled" if self.noise_shape == "scaled" else "dpwgan-gp"
         if self.noise_multiplier == 0.0:
@@ -309,7 +309,7 @@ class DPWGANGP:
         hist: dict[str, list] = {
             k: [] for k in ("sensitivity", "critic_range", "penalty_radius", "noise_std_rms", "batch_size")
         }
-        step, start = 0, 0
+        step, start, began = 0, 0, time.perf_counter()
         key = self._run_key(x_np, plan)
         saved = self._load_checkpoint(torch, key)
         if saved is not None:  # a killed fit: continue where its last checkpoint left off
@@ -320,7 +320,7 @@ class DPWGANGP:
             gen.set_state(saved["rng"])
             hist = {k: list(v) for k, v in saved["history"].items()}
             step, start = int(saved["step"]), int(saved["iteration"])
-            self.resumed_from_ = start
+            self.resumed_from_, self.resumed_seconds_ = start, float(saved.get("seconds", 0.0))
             if self.progress is not None:
                 self.progress(start, self.n_generator)
         for it in range(start, self.n_generator):
@@ -373,6 +373,7 @@ class DPWGANGP:
                     "key": key, "iteration": it + 1, "step": step, "critic": critic.state_dict(),
                     "generator": generator.state_dict(), "opt_critic": opt_c.state_dict(),
                     "opt_generator": opt_g.state_dict(), "rng": gen.get_state(), "history": hist,
+                    "seconds": self.resumed_seconds_ + time.perf_counter() - began,
                 })  # fmt: skip
             if self.progress is not None:
                 self.progress(it + 1, self.n_generator)
@@ -384,14 +385,14 @@ class DPWGANGP:
     # ------------------------------------------------------------------------------------------------
     def _run_key(self, x_np: np.ndarray, plan: RunPlan) -> str:
         """Hash of what the run depends on: the data (encoded, and its domain), the parameters, the ratios."""
-        skip = {"progress", "checkpoint", "checkpoint_every", "n_threads", "certificate_", "resumed_from_"}
+        skip = {"progress", "checkpoint", "checkpoint_every", "n_threads"}
         params = {k: v for k, v in vars(self).items() if k not in skip and not k.endswith("_")}
         domain = {"domain": self.encoder_.domain, "columns": self.encoder_.columns}
         return run_key([params, domain], [x_np, np.asarray(plan.noise_multipliers, dtype=float)])
 
     def _load_checkpoint(self, torch: Any, key: str) -> dict | None:
         """The saved state of an unfinished fit with this ``key``, or None (no file, or another run's)."""
-        self.resumed_from_ = 0
+        self.resumed_from_, self.resumed_seconds_ = 0, 0.0
         if self.checkpoint is None or not self.checkpoint.is_file():
             return None
         try:

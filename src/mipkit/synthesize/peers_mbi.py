@@ -315,6 +315,7 @@ class AIMSynthesizer(_MarginalSynth):
         from mbi.clique_utils import downward_closure
         from mbi.junction_tree import hypothetical_model_size
 
+        began = time.perf_counter()
         dom, ds, _ = self._setup(data)
         cols = self.disc_.columns
         workload = list(itertools.combinations(cols, 2))
@@ -325,6 +326,7 @@ class AIMSynthesizer(_MarginalSynth):
         key = self._run_key(data)
         saved = self._load_checkpoint(key)
         self.resumed_from_ = 0 if saved is None else saved["t"]
+        self.resumed_seconds_ = 0.0 if saved is None else float(saved["seconds"])
         if saved is None:
             # the noise of a round as if there were T rounds; T > d keeps the 1-way measurements in budget
             t_eff = max(rounds, 2 * len(cols))
@@ -371,6 +373,7 @@ class AIMSynthesizer(_MarginalSynth):
                 sigma, eps = sigma / 2.0, eps * 2.0
             if self.checkpoint is not None and (done or time.monotonic() - clock >= self.checkpoint_seconds):
                 state = {"t": t, "done": done, "sigma": sigma, "eps": eps, "used": used}
+                state["seconds"] = self.resumed_seconds_ + time.perf_counter() - began
                 self._save_checkpoint(key, state, meas, model)
                 clock = time.monotonic()
             if self.progress is not None:
@@ -444,4 +447,5 @@ class AIMSynthesizer(_MarginalSynth):
         model = MarkovRandomField(
             potentials=vector("potentials"), marginals=vector("marginals"), total=meta["total"]
         )
-        return {**{k: meta[k] for k in ("t", "done", "sigma", "eps", "used")}, "meas": meas, "model": model}
+        state = {k: meta[k] for k in ("t", "done", "sigma", "eps", "used")}
+        return {**state, "seconds": meta.get("seconds", 0.0), "meas": meas, "model": model}

@@ -32,7 +32,7 @@ class SynthesisResult:
     synthetic : DataFrame
     certificate : SynthesisCertificate
     seconds : float
-        Fit and sampling, wall clock.
+        Fit and sampling, wall clock (a resumed fit adds what the killed run spent up to its checkpoint).
     fit_seconds : float
     delta : float or None
     resumed_from : int
@@ -141,13 +141,14 @@ def synthesize(
         random_state=random_state, progress=progress, **options,
     )  # fmt: skip
     synth.fit(data)
-    fit_seconds = time.perf_counter() - clock
+    before = float(getattr(synth, "resumed_seconds_", 0.0))  # a resumed fit: the killed run's time too
+    fit_seconds = time.perf_counter() - clock + before
     table = synth.sample(n_rows)
     return SynthesisResult(
         method=method,
         synthetic=table,
         certificate=synth.certificate_,
-        seconds=time.perf_counter() - clock,
+        seconds=time.perf_counter() - clock + before,
         fit_seconds=fit_seconds,
         delta=float(delta),
         resumed_from=int(getattr(synth, "resumed_from_", 0)),
