@@ -187,3 +187,17 @@ def test_killed_run_resumes_from_its_checkpoint(table, tmp_path, capsys):
     assert whole["resumed_from"] == 0
     assert (out / "synthetic.csv").read_text() == (tmp_path / "whole" / "synthetic.csv").read_text()
     assert resumed["certified"] == whole["certified"]
+
+
+@pytest.mark.parametrize("method", ["aim", "mst"])
+def test_marginal_methods_end_to_end(table, tmp_path, capsys, method):
+    pytest.importorskip("mbi", reason="the synth extra (mbi) is not installed")
+    out = tmp_path / method
+    params = '{"iters": 50}' if method == "mst" else '{"iters": 50, "round_iters": 20, "max_rounds": 3}'
+    argv = ["synthesize", "--data", str(table), "--method", method, "--epsilon", "3", "--rows", "40"]
+    assert main([*argv, "--out", str(out), "--params", params, "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["method"] == method and res["rows"] == 40 and res["epsilon"] == pytest.approx(3.0)
+    assert res["resumed_from"] == 0 and not (out / "checkpoint").exists()
+    syn = pd.read_csv(out / "synthetic.csv")
+    assert list(syn.columns) == ["age", "city", "income"] and set(syn["city"]) <= {"a", "b", "c"}
