@@ -18,9 +18,16 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["load_checkpoint", "run_key", "save_checkpoint"]
+__all__ = ["load_checkpoint", "run_key", "run_params", "save_checkpoint"]
 
 _META = "__meta__"
+
+
+def run_params(estimator: Any, skip: Sequence[str]) -> dict:
+    """The parameters of ``estimator`` a run depends on: its attributes but those in ``skip`` (progress
+    callbacks, the checkpoint's own settings, thread counts) and the private or fitted ones
+    (``_x``, ``x_``)."""
+    return {k: v for k, v in vars(estimator).items() if k not in skip and "_" not in (k[0], k[-1])}
 
 
 def run_key(params: Any, arrays: Sequence[np.ndarray]) -> str:

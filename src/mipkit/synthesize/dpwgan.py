@@ -42,7 +42,7 @@ from mipkit._validation import (
 from mipkit.synthesize._torch import require_torch
 from mipkit.synthesize.bounds import critic_bounds
 from mipkit.synthesize.certificate import SynthesisCertificate, certificate_from_record, uncertified
-from mipkit.synthesize.checkpoint import run_key
+from mipkit.synthesize.checkpoint import run_key, run_params
 from mipkit.synthesize.noise import step_noise
 from mipkit.synthesize.plan import RunPlan, Schedule, fixed_plan, plan_run
 from mipkit.synthesize.preprocess import TabularEncoder
@@ -385,8 +385,7 @@ class DPWGANGP:
     # ------------------------------------------------------------------------------------------------
     def _run_key(self, x_np: np.ndarray, plan: RunPlan) -> str:
         """Hash of what the run depends on: the data (encoded, and its domain), the parameters, the ratios."""
-        skip = {"progress", "checkpoint", "checkpoint_every", "n_threads"}
-        params = {k: v for k, v in vars(self).items() if k not in skip and not k.endswith("_")}
+        params = run_params(self, ("progress", "checkpoint", "checkpoint_every", "n_threads"))
         domain = {"domain": self.encoder_.domain, "columns": self.encoder_.columns}
         return run_key([params, domain], [x_np, np.asarray(plan.noise_multipliers, dtype=float)])
 

@@ -34,7 +34,7 @@ from scipy import optimize, special
 from mipkit._random import check_random_state
 from mipkit._validation import MipkitValueError
 from mipkit.synthesize._torch import require
-from mipkit.synthesize.checkpoint import load_checkpoint, run_key, save_checkpoint
+from mipkit.synthesize.checkpoint import load_checkpoint, run_key, run_params, save_checkpoint
 from mipkit.synthesize.preprocess import MISSING, infer_domain
 
 __all__ = ["AIMSynthesizer", "MSTSynthesizer", "cdp_delta", "cdp_rho", "drop_compiled_programs_if_many"]
@@ -86,10 +86,10 @@ def drop_compiled_programs_if_many() -> bool:
     """Clear JAX's caches of compiled programs when they hold more than :data:`MAP_SHARE` of the maps.
 
     mbi compiles new XLA programs for every model structure and JAX keeps them all, each in memory maps of
-    its own: about 9,000 maps a round of AIM on BankChurners, so Linux's default limit of 65,530 maps ended
-    a run at epsilon 3 with a segmentation fault after 7 rounds. Clearing every round kept the count flat
-    (1,259) at the same speed on that run, but slows small fits (which reuse their programs) tenfold, hence
-    the threshold. Returns whether it cleared.
+    its own: about 9,000 maps a round of AIM on BankChurners, so a run reaches Linux's default limit of
+    65,530 maps around its seventh round and dies with a segmentation fault. Below the threshold the
+    programs are kept, so small fits, which reuse them, do not recompile them
+    (``benchmarks/aim_memory_maps.py``). Returns whether it cleared.
     """
     maps = memory_maps()
     if maps is None or maps[0] <= MAP_SHARE * maps[1]:
@@ -389,8 +389,7 @@ class AIMSynthesizer(_MarginalSynth):
     # ------------------------------------------------------------------------------------------------
     def _run_key(self, data: pd.DataFrame) -> str:
         """Hash of what the fit depends on: the parameters, the public domain and the discretised data."""
-        skip = ("progress", "checkpoint", "checkpoint_seconds")
-        params = {k: v for k, v in vars(self).items() if k not in skip and "_" not in (k[0], k[-1])}
+        params = run_params(self, ("progress", "checkpoint", "checkpoint_seconds"))
         codes = self.disc_.encode(data)
         return run_key([params, self.disc_.domain], [codes[c] for c in self.disc_.columns])
 
