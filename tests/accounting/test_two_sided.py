@@ -197,22 +197,27 @@ def test_one_million_steps_within_budget():
     remove-direction PLD at grid 1e-5 certifies 4.045: 0.09991), in seconds and a few hundred MB.
 
     Run in a fresh interpreter, whose peak memory is the calibration's own (a test worker's peak also holds
-    whatever ran in it before: JAX, torch, ...)."""
+    whatever ran in it before: JAX, torch, ...). The peak is read from ``/proc/self/status`` (VmHWM, the
+    process's own address space): ``getrusage``'s ``ru_maxrss`` is not, since Linux carries the parent's peak
+    over fork and exec, and a test worker that had loaded JAX and torch made it 1.14 GB."""
     import json
     import subprocess
     import sys
 
     code = (
-        "import json, resource, time\n"
+        "import json, time\n"
         "from mipkit.accounting import AdvantageTarget, calibrate, dpsgd_family\n"
+        "def peak_kib():\n"
+        "    status = open('/proc/self/status').read().splitlines()\n"
+        "    return int(next(line for line in status if line.startswith('VmHWM:')).split()[1])\n"
         "clock = time.perf_counter()\n"
         "res = calibrate(dpsgd_family(0.001, 1_000_000), AdvantageTarget(0.1))\n"
         "print(json.dumps({'seconds': time.perf_counter() - clock, 'minimal': bool(res.minimal),\n"
         "                  'noise': res.noise, 'achieved': res.achieved_fine,\n"
-        "                  'maxrss_kib': resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}))\n"
+        "                  'peak_kib': peak_kib()}))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     res = json.loads(proc.stdout.strip().splitlines()[-1])
     assert res["seconds"] < 60  # 8 s on a loaded 2-core machine
     assert res["minimal"] and 4.0 < res["noise"] < 4.1 and res["achieved"] <= 0.1
-    assert res["maxrss_kib"] < 1_000_000  # under 1 GB, interpreter and imports included
+    assert res["peak_kib"] < 1_000_000  # under 1 GB, interpreter and imports included (210 MB measured)
