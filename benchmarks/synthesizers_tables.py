@@ -8,7 +8,8 @@ violations of certified bounds and the wall time of fit + sample. Cells are read
 (``synthesizers_<dataset>[_tag].json``) and, for a run still going or killed, from its
 ``.partial.json``; a cell found in several files is taken from the first.
 
-Run: ``.venv/bin/python benchmarks/synthesizers_tables.py adult bankchurners`` (prints Markdown).
+Run: ``.venv/bin/python benchmarks/synthesizers_tables.py adult bankchurners`` (prints Markdown);
+``--readme`` writes both tables into README.md in place of the ones there.
 """
 
 from __future__ import annotations
@@ -83,6 +84,26 @@ def table(dataset: str, results: Path = RESULTS) -> str:
     return "\n".join(lines)
 
 
+#: The line of README.md each dataset's table follows (its first row is the next line starting "| method |").
+README_ANCHORS = {"adult": "Adult (32,561 training rows", "bankchurners": "BankChurners (7,088 training rows"}
+
+
+def write_readme(readme: Path = RESULTS.parents[1] / "README.md") -> None:
+    """Replace each dataset's table in ``readme`` (the Markdown table after its anchor line)."""
+    lines = readme.read_text().split("\n")
+    for name, anchor in README_ANCHORS.items():
+        at = next(k for k, line in enumerate(lines) if line.startswith(anchor))
+        start = next(k for k in range(at, len(lines)) if lines[k].startswith("| method |"))
+        end = start
+        while end < len(lines) and lines[end].startswith("|"):
+            end += 1
+        lines[start:end] = table(name).split("\n")
+    readme.write_text("\n".join(lines))
+
+
 if __name__ == "__main__":
-    for name in sys.argv[1:] or ["adult", "bankchurners"]:
-        print(f"{name}\n\n{table(name)}\n")
+    if "--readme" in sys.argv[1:]:
+        write_readme()
+    else:
+        for name in sys.argv[1:] or ["adult", "bankchurners"]:
+            print(f"{name}\n\n{table(name)}\n")
