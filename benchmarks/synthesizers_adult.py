@@ -16,7 +16,7 @@ many rows, and measure
 Methods: ``dpwgan-gp``, ``dpwgan-gp-scaled`` (mipkit), ``aim``, ``mst`` (private-pgm's ``mbi``), ``ctgan``
 (non-private, once), and DP-CTGAN / PATE-CTGAN from ``smartnoise-synth`` when its own environment exists
 (``python3 -m venv benchmarks/envs/smartnoise && benchmarks/envs/smartnoise/bin/pip install
-smartnoise-synth==1.0.8``; it pins its own torch and pandas, so it cannot share mipkit's).
+smartnoise-synth==1.0.8 packaging``; it pins its own torch and pandas, so it cannot share mipkit's).
 
 Run: ``.venv/bin/python benchmarks/synthesizers_adult.py [--quick] [--methods ...] [--epsilons ...]``.
 ``--quick``: 4,000 training rows, epsilon 3, short runs (a smoke test of the whole pipeline, minutes).
