@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+from typing import Annotated
 
 import pytest
 import typer
@@ -20,6 +21,7 @@ from mipkit.cli.options import (
     comma_floats,
     comma_names,
     config_from_flags,
+    flag_table,
     target_parameters,
     with_options,
 )
@@ -177,3 +179,47 @@ def test_comma_lists():
     assert comma_floats("0.5, 1:3,", "--base-rates") == (0.5, 0.25)
     with pytest.raises(MipkitValueError, match="--fprs must be comma-separated numbers. Got 'a'"):
         comma_floats("a", "--fprs")
+
+
+_TABLE = flag_table(
+    """
+--original          Training data of the generator.
+--non-member-baseline/--no-non-member-baseline  Run each attack on the
+                    original without the targets;
+                    see the docs.
+--bare
+"""
+)
+
+
+def test_flag_table_reads_flags_helps_and_continuations():
+    flags = _TABLE
+    assert list(flags) == ["--original", "--non-member-baseline/--no-non-member-baseline", "--bare"]
+    assert flags["--original"].help == "Training data of the generator."
+    assert flags["--non-member-baseline/--no-non-member-baseline"].help == (
+        "Run each attack on the original without the targets; see the docs."
+    )
+    assert flags["--bare"].help == ""
+    app = typer.Typer()
+
+    @app.command()
+    def run(original: Annotated[str, _TABLE["--original"]] = "x") -> None:
+        print(f"got {original}")
+
+    runner = CliRunner()
+    assert runner.invoke(app, ["--original", "y"]).output.strip() == "got y"
+    assert "Training data of the generator." in runner.invoke(app, ["--help"]).output
+    with pytest.raises(ValueError, match="twice"):
+        flag_table("--a  one\n--a  two\n")
+    with pytest.raises(ValueError, match="continuation"):
+        flag_table("   orphan text\n--a  one\n")
+
+
+def test_every_flag_of_a_flag_table_is_used_by_its_command():
+    # a help written for a flag no parameter uses would never be shown
+    from mipkit.cli import audit_fitted, audit_synthetic
+
+    for module in (audit_fitted, audit_synthetic):
+        source = inspect.getsource(module)
+        for flag in module.FLAGS:
+            assert source.count(f'FLAGS["{flag}"]') == 1, (module.__name__, flag)

@@ -109,6 +109,11 @@ def test_certificate_from_dp_and_round_trip(tmp_path):
     back = SynthesisCertificate.read(p)
     assert back == cert
     assert float(certificate_curve(back).tpr(0.01)) == pytest.approx(cert.tpr_at_fpr["0.01"])
+    assert cert.notes == []
+    # a domain read from the data is said in the certificate, whichever way it was made
+    from_data = certificate_from_dp(method="mst", epsilon=1.0, delta=1e-5, details={"domain_source": "data"})
+    assert len(from_data.notes) == 1 and "read from the training data" in from_data.notes[0]
+    assert from_data.epsilon == cert.epsilon
     none = uncertified("ctgan")
     assert not none.certified and none.summary() == {"eta": None, "advantage": None, "tpr_at_fpr": {}}
     with pytest.raises(ValueError, match="no privacy guarantee"):

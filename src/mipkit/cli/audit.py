@@ -14,7 +14,6 @@ from pathlib import Path
 import typer
 
 from mipkit.cli.options import (
-    OVERRIDE_HELP,
     AddressOption,
     AllowModelOption,
     ConfidenceOption,
@@ -22,9 +21,12 @@ from mipkit.cli.options import (
     DropnaOption,
     DropOption,
     EncodeOption,
+    FailAboveOption,
     FailMetricOption,
     FprsOption,
     JsonOption,
+    NoReportOption,
+    OverrideOption,
     ParamsOption,
     QuietOption,
     RunFolderOption,
@@ -320,12 +322,7 @@ def register(app: typer.Typer) -> None:
             callback=_load_config,
             is_eager=True,
         ),
-        fail_above: float = typer.Option(
-            None,
-            "--fail-above",
-            help="Policy: exit with code 1 (a finding) when the metric's simultaneous interval lies above "
-            "this limit; the report's verdict box says pass / finding / inconclusive.",
-        ),
+        fail_above: FailAboveOption = None,
         fail_metric: FailMetricOption = DEFAULTS["fail_metric"],
         scale: bool = typer.Option(
             False,
@@ -342,11 +339,9 @@ def register(app: typer.Typer) -> None:
         ),
         as_json: JsonOption = False,
         allow_model: AllowModelOption = None,
-        yes_i_mean_it: bool = typer.Option(False, "--yes-i-mean-it", help=OVERRIDE_HELP),
+        yes_i_mean_it: OverrideOption = False,
         quiet: QuietOption = False,
-        no_report: bool = typer.Option(
-            False, "--no-report", help="Skip report.html (mipkit report renders it)."
-        ),
+        no_report: NoReportOption = False,
     ) -> None:
         """Audit a trainer: K models on random halves, LOSS/LiRA/RMIA/LTU attacks, metrics and a report."""
         from mipkit._runfolder import lock_run_folder

@@ -8,18 +8,36 @@ warning); a ``.skops`` file is checked first and types outside skops' defaults m
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
-from mipkit.cli.audit_scores import AttacksOption, NoReportOption, attack_names, finish, measurement
+from mipkit.cli.audit_scores import AttacksOption, attack_names, finish, measurement
 from mipkit.cli.options import (
     AddressOption,
     JsonOption,
+    NoReportOption,
     QuietOption,
     RunFolderOption,
     SeedOption,
+    flag_table,
     with_options,
+)
+
+# -- this command's own flags (the shared ones are in mipkit.cli.options) --
+FLAGS = flag_table(
+    """
+--model-file        The fitted model: .skops, or a pickle/joblib file.
+--members           CSV/Parquet of the records the model was trained on.
+--non-members       CSV/Parquet of records it was not trained on (holdout or population).
+--target            Label column (a numeric target for a regressor).
+--reference-models  Reference models for LiRA/RMIA, trained like the model (needs --population).
+--population        CSV/Parquet of other records of the population, to train reference models.
+--trust-pickle      Load a pickle/joblib model file (it runs the file's code).
+--trusted-type      A type of a .skops file to trust beyond skops' defaults (repeatable).
+--backend           local (joblib) or ray, for the reference fits.
+--n-jobs            Parallel reference fits (-1: all cores).
+"""
 )
 
 
@@ -60,42 +78,20 @@ def register(app: typer.Typer) -> None:
     @app.command("audit-fitted")
     @with_options("measure", measurement)
     def audit_fitted(
-        model_file: str = typer.Option(
-            ..., "--model-file", help="The fitted model: .skops, or a pickle/joblib file."
-        ),
-        members: str = typer.Option(
-            ..., "--members", help="CSV/Parquet of the records the model was trained on."
-        ),
-        non_members: str = typer.Option(
-            ..., "--non-members", help="CSV/Parquet of records it was not trained on (holdout or population)."
-        ),
-        target: str = typer.Option(..., "--target", help="Label column (a numeric target for a regressor)."),
-        reference_models: int = typer.Option(
-            0,
-            "--reference-models",
-            help="Reference models for LiRA/RMIA, trained like the model (needs --population).",
-        ),
-        population: str = typer.Option(
-            None,
-            "--population",
-            help="CSV/Parquet of other records of the population, to train reference models.",
-        ),
-        trust_pickle: bool = typer.Option(
-            False, "--trust-pickle", help="Load a pickle/joblib model file (it runs the file's code)."
-        ),
-        trusted_type: list[str] = typer.Option(
-            None,
-            "--trusted-type",
-            help="A type of a .skops file to trust beyond skops' defaults (repeatable).",
-        ),
+        model_file: Annotated[str, FLAGS["--model-file"]] = ...,
+        members: Annotated[str, FLAGS["--members"]] = ...,
+        non_members: Annotated[str, FLAGS["--non-members"]] = ...,
+        target: Annotated[str, FLAGS["--target"]] = ...,
+        reference_models: Annotated[int, FLAGS["--reference-models"]] = 0,
+        population: Annotated[str | None, FLAGS["--population"]] = None,
+        trust_pickle: Annotated[bool, FLAGS["--trust-pickle"]] = False,
+        trusted_type: Annotated[list[str] | None, FLAGS["--trusted-type"]] = None,
         attacks: AttacksOption = "loss,lira,rmia",
         seed: SeedOption = 0,
         out: RunFolderOption = "runs/audit-fitted",
-        backend: str = typer.Option(
-            "local", "--backend", help="local (joblib) or ray, for the reference fits."
-        ),
+        backend: Annotated[str, FLAGS["--backend"]] = "local",
         address: AddressOption = None,
-        n_jobs: int = typer.Option(-1, "--n-jobs", help="Parallel reference fits (-1: all cores)."),
+        n_jobs: Annotated[int, FLAGS["--n-jobs"]] = -1,
         measure: Any = None,
         as_json: JsonOption = False,
         quiet: QuietOption = False,

@@ -15,9 +15,11 @@ import typer
 
 from mipkit.cli.options import (
     ConfidenceOption,
+    FailAboveOption,
     FailMetricOption,
     FprsOption,
     JsonOption,
+    NoReportOption,
     RunFolderOption,
     SeedOption,
     comma_floats,
@@ -28,7 +30,6 @@ from mipkit.cli.options import (
 
 # flags shared with ``mipkit audit-fitted``
 AttacksOption = Annotated[str, typer.Option("--attacks", help="Comma-separated subset of loss, lira, rmia.")]
-NoReportOption = Annotated[bool, typer.Option("--no-report", help="Skip report.html.")]
 
 
 def print_fitted(results: dict, run_dir: Path) -> None:
@@ -65,9 +66,7 @@ def measurement(
     ),
     confidence: ConfidenceOption = 0.95,
     n_boot: int = typer.Option(1000, "--n-boot", help="Replicates of the record bootstrap."),
-    fail_above: float = typer.Option(
-        None, "--fail-above", help="Policy: exit with code 1 when the metric's interval lies above this."
-    ),
+    fail_above: FailAboveOption = None,
     fail_metric: FailMetricOption = "eta",
 ) -> dict[str, Any]:
     """The measurement flags of ``audit-scores`` and ``audit-fitted`` (:func:`with_options`), as the keyword

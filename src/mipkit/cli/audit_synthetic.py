@@ -2,14 +2,55 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated
 
 import typer
+
+from mipkit.cli.options import FailAboveOption, JsonOption, RunFolderOption, SeedOption, flag_table
 
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
 
     from mipkit.workflows.audit_synthetic import SyntheticAuditResult
+
+# -- this command's own flags (the shared ones are in mipkit.cli.options) --
+FLAGS = flag_table(
+    """
+--original                                      Training data of the generator (CSV/Parquet).
+--synthetic                                     The synthetic data (CSV/Parquet).
+--control                                       Real records not used for training (anonymeter).
+--holdout                                       Real records not used for training (DCR / NNAA).
+--secret                                        Column to infer (repeatable).
+--known                                         Column the attacker knows (repeatable; default: all
+                                                other columns).
+--n-attacks                                     Inference targets per secret (and linkability targets).
+--tolerance                                     Numeric secrets: share of the range.
+--metric                                        mixed (range-L1 + mismatch) or euclidean.
+--fail-metric                                   Metric of the policy: privacy_loss (NNAA), dcr_auc or
+                                                inference_pi (like-for-like, corrected for the number of
+                                                secrets and attacks).
+--max-nnaa-rows                                 Cap on each NNAA set.
+--max-dcr-rows                                  Cap on records scored by DCR.
+--n-jobs                                        Threads for neighbour search.
+--checks                                        Parts of the audit to run: nnaa, dcr, inference.
+--attacks                                       Attribute-inference attacks: nearest, model or both.
+--non-member-baseline/--no-non-member-baseline  Run each inference attack on the original without the
+                                                targets (Francis & Wagner); without it only the
+                                                most-frequent value is a baseline.
+--include-data-summary                          Also write the original's numeric minimum and range to
+                                                results.json (real values).
+--certificate                                   The synthesizer's certificate.json: certified bounds
+                                                beside the measured ones.
+--singling-out                                  Singling-out attack: this many predicates per mode
+                                                (univariate, multivariate), against the non-member
+                                                records. Off by default.
+--singling-out-cols                             Conditions per multivariate singling-out predicate.
+--linkability                                   Linkability attack: the attacker's two column subsets,
+                                                e.g. "age,sex;education,race", joined through the
+                                                nearest synthetic records. Off by default.
+--linkability-neighbors                         Nearest synthetic records per half that may link them.
+"""
+)
 
 
 def _print_human(result: SyntheticAuditResult, run_dir: Path) -> None:
@@ -93,80 +134,32 @@ def _sources(**paths: str | None) -> dict:
 def register(app: typer.Typer) -> None:
     @app.command("audit-synthetic")
     def audit_synthetic_cmd(
-        original: str = typer.Option(..., "--original", help="Training data of the generator (CSV/Parquet)."),
-        synthetic: str = typer.Option(..., "--synthetic", help="The synthetic data (CSV/Parquet)."),
-        control: str = typer.Option(
-            None, "--control", help="Real records not used for training (anonymeter)."
-        ),
-        holdout: str = typer.Option(
-            None, "--holdout", help="Real records not used for training (DCR / NNAA)."
-        ),
-        secret: list[str] = typer.Option(None, "--secret", help="Column to infer (repeatable)."),
-        known: list[str] = typer.Option(
-            None, "--known", help="Column the attacker knows (repeatable; default: all other columns)."
-        ),
-        n_attacks: int = typer.Option(
-            500, "--n-attacks", help="Inference targets per secret (and linkability targets)."
-        ),
-        tolerance: float = typer.Option(0.05, "--tolerance", help="Numeric secrets: share of the range."),
-        metric: str = typer.Option("mixed", "--metric", help="mixed (range-L1 + mismatch) or euclidean."),
-        max_nnaa_rows: int = typer.Option(20000, "--max-nnaa-rows", help="Cap on each NNAA set."),
-        max_dcr_rows: int = typer.Option(50000, "--max-dcr-rows", help="Cap on records scored by DCR."),
-        seed: int = typer.Option(0, "--seed", help="Random seed."),
-        n_jobs: int = typer.Option(2, "--n-jobs", help="Threads for neighbour search."),
-        out: str = typer.Option(..., "--out", help="Run folder."),
-        as_json: bool = typer.Option(False, "--json", help="Print one JSON object on stdout."),
-        fail_above: float = typer.Option(
-            None,
-            "--fail-above",
-            help="Policy: exit 1 (a finding) when the whole interval of --fail-metric lies above this value.",
-        ),
-        fail_metric: str = typer.Option(
-            "privacy_loss",
-            "--fail-metric",
-            help="Metric of the policy: privacy_loss (NNAA), dcr_auc or inference_pi (like-for-like, "
-            "corrected for the number of secrets and attacks).",
-        ),
-        checks: str = typer.Option(
-            "nnaa,dcr,inference", "--checks", help="Parts of the audit to run: nnaa, dcr, inference."
-        ),
-        attacks: str = typer.Option(
-            "nearest,model", "--attacks", help="Attribute-inference attacks: nearest, model or both."
-        ),
-        non_member_baseline: bool = typer.Option(
-            True,
-            "--non-member-baseline/--no-non-member-baseline",
-            help="Run each inference attack on the original without the targets (Francis & Wagner); "
-            "without it only the most-frequent value is a baseline.",
-        ),
-        include_data_summary: bool = typer.Option(
-            False,
-            "--include-data-summary",
-            help="Also write the original's numeric minimum and range to results.json (real values).",
-        ),
-        certificate: str = typer.Option(
-            None,
-            "--certificate",
-            help="The synthesizer's certificate.json: certified bounds beside the measured ones.",
-        ),
-        singling_out: int = typer.Option(
-            None,
-            "--singling-out",
-            help="Singling-out attack: this many predicates per mode (univariate, multivariate), against "
-            "the non-member records. Off by default.",
-        ),
-        singling_out_cols: int = typer.Option(
-            3, "--singling-out-cols", help="Conditions per multivariate singling-out predicate."
-        ),
-        linkability: str = typer.Option(
-            None,
-            "--linkability",
-            help='Linkability attack: the attacker\'s two column subsets, e.g. "age,sex;education,race", '
-            "joined through the nearest synthetic records. Off by default.",
-        ),
-        linkability_neighbors: int = typer.Option(
-            1, "--linkability-neighbors", help="Nearest synthetic records per half that may link them."
-        ),
+        original: Annotated[str, FLAGS["--original"]] = ...,
+        synthetic: Annotated[str, FLAGS["--synthetic"]] = ...,
+        control: Annotated[str | None, FLAGS["--control"]] = None,
+        holdout: Annotated[str | None, FLAGS["--holdout"]] = None,
+        secret: Annotated[list[str] | None, FLAGS["--secret"]] = None,
+        known: Annotated[list[str] | None, FLAGS["--known"]] = None,
+        n_attacks: Annotated[int, FLAGS["--n-attacks"]] = 500,
+        tolerance: Annotated[float, FLAGS["--tolerance"]] = 0.05,
+        metric: Annotated[str, FLAGS["--metric"]] = "mixed",
+        max_nnaa_rows: Annotated[int, FLAGS["--max-nnaa-rows"]] = 20000,
+        max_dcr_rows: Annotated[int, FLAGS["--max-dcr-rows"]] = 50000,
+        seed: SeedOption = 0,
+        n_jobs: Annotated[int, FLAGS["--n-jobs"]] = 2,
+        out: RunFolderOption = ...,
+        as_json: JsonOption = False,
+        fail_above: FailAboveOption = None,
+        fail_metric: Annotated[str, FLAGS["--fail-metric"]] = "privacy_loss",
+        checks: Annotated[str, FLAGS["--checks"]] = "nnaa,dcr,inference",
+        attacks: Annotated[str, FLAGS["--attacks"]] = "nearest,model",
+        non_member_baseline: Annotated[bool, FLAGS["--non-member-baseline/--no-non-member-baseline"]] = True,
+        include_data_summary: Annotated[bool, FLAGS["--include-data-summary"]] = False,
+        certificate: Annotated[str | None, FLAGS["--certificate"]] = None,
+        singling_out: Annotated[int | None, FLAGS["--singling-out"]] = None,
+        singling_out_cols: Annotated[int, FLAGS["--singling-out-cols"]] = 3,
+        linkability: Annotated[str | None, FLAGS["--linkability"]] = None,
+        linkability_neighbors: Annotated[int, FLAGS["--linkability-neighbors"]] = 1,
     ) -> None:
         """Audit synthetic data: NNAA privacy loss, DCR attack, attribute inference vs non-member baseline."""
         import contextlib

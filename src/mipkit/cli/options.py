@@ -4,8 +4,8 @@ Imported when the command modules are, so it imports nothing heavy at module lev
 :mod:`mipkit.cli`; Typer is loaded by then). Here are:
 
 * the flags several commands take with the same meaning, each declared once as an ``Annotated`` type
-  (``seed: SeedOption = 0``: the command gives the default), and :func:`with_options` for a run of flags
-  that commands share as a group;
+  (``seed: SeedOption = 0``: the command gives the default), :func:`with_options` for a run of flags
+  that commands share as a group, and :func:`flag_table` for a command's own flags (one help table);
 * :func:`parse_params`, :func:`comma_names`, :func:`comma_floats` and :func:`config_from_flags`: flags to the
   values and configurations of the library;
 * :func:`echo_json` and :func:`finding`: one JSON object on stdout; a finding (exit 1) on stderr.
@@ -67,10 +67,49 @@ FailMetricOption = Annotated[
     str, Option("--fail-metric", help="Metric of --fail-above: eta, auc or tpr@FPR.")
 ]
 JsonOption = Annotated[bool, Option("--json", help="Print one JSON object on stdout.")]
+FailAboveOption = Annotated[
+    float | None,
+    Option(
+        "--fail-above",
+        help="Policy: exit 1 (a finding) when the interval of --fail-metric (simultaneous over the attacks "
+        "and secrets) lies wholly above this limit; the report's verdict box says pass / finding / "
+        "inconclusive.",
+    ),
+]
+NoReportOption = Annotated[bool, Option("--no-report", help="Skip report.html (mipkit report renders it).")]
+OverrideOption = Annotated[bool, Option(OVERRIDE_FLAG, help=OVERRIDE_HELP)]
 JsonTableOption = Annotated[bool, Option("--json", help="Print one JSON object instead of a table.")]
 RiskValueOption = Annotated[float, Option("--value", help="The risk level not to exceed.")]
 SampleRateOption = Annotated[float | None, Option("--sample-rate", help="DP-SGD Poisson sampling rate.")]
 StepsOption = Annotated[int | None, Option("--steps", help="DP-SGD number of steps.")]
+
+
+def flag_table(table: str) -> dict[str, Any]:
+    """A command's own flags from a table of ``--flag  help`` lines: ``{flag: typer.Option(flag, help=...)}``.
+
+    Each flag starts a line (``--name`` or ``--name/--no-name``) and is separated from its help by two or
+    more spaces; indented lines continue the help above. The command's signature gives the type and the
+    default: ``original: Annotated[str, FLAGS["--original"]] = ...``. The help of a command reads as one
+    table, and flags shared by several commands stay in the ``...Option`` types above.
+    """
+    import re
+
+    helps: dict[str, list[str]] = {}
+    last = None
+    for line in table.splitlines():
+        if not line.strip():
+            continue
+        if line.startswith("--"):
+            parts = re.split(r"\s{2,}", line.strip(), maxsplit=1)
+            last = parts[0]
+            if last in helps:
+                raise ValueError(f"flag_table: {last} twice")
+            helps[last] = [parts[1]] if len(parts) > 1 else []
+        elif last is None:
+            raise ValueError(f"flag_table: a continuation line before any flag: {line!r}")
+        else:
+            helps[last].append(line.strip())
+    return {flag: Option(flag, help=" ".join(words)) for flag, words in helps.items()}
 
 
 def with_options(name: str, group: Callable[..., Any]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:

@@ -150,6 +150,12 @@ def certificate_curve(certificate: SynthesisCertificate, relation: str = "add_re
     return _cached_curve(json.dumps(certificate.mechanism, sort_keys=True), relation)
 
 
+DOMAIN_FROM_DATA_NOTE = (
+    "The column domain (numeric ranges, category lists) was read from the training data; the guarantee "
+    "assumes it is public. Pass a domain to avoid this."
+)
+
+
 def _fill(
     method: str,
     record: Any,
@@ -178,7 +184,8 @@ def _fill(
     calibration, details : dict or None
         Copied into the certificate (None: empty).
     notes : list of str
-        The certificate's notes.
+        The certificate's notes; one more where ``details["domain_source"]`` is ``"data"`` (the column
+        domain was read from the training data, so the guarantee assumes it public).
 
     Returns
     -------
@@ -187,6 +194,8 @@ def _fill(
     """
     from mipkit.accounting import eta_from_curve
 
+    if (details or {}).get("domain_source") == "data":
+        notes = [*notes, DOMAIN_FROM_DATA_NOTE]
     curves = {r: _curve(record, r) for r in RELATIONS}
     deltas = dict.fromkeys(RELATIONS, delta) | dict(deltas or {})
     add, rep = curves["add_remove"], curves["replace_one"]
@@ -218,13 +227,9 @@ def certificate_from_record(
     notes: list[str] | None = None,
 ) -> SynthesisCertificate:
     """Certificate of a run of heterogeneous subsampled Gaussian steps (both relations, one set of ratios)."""
-    notes = list(notes or [])
-    if (details or {}).get("domain_source") == "data":
-        notes.append(
-            "The column domain (numeric ranges, category lists) was read from the training data; the "
-            "guarantee assumes it is public. Pass a domain to avoid this."
-        )
-    return _fill(method, record, delta, neighbours, calibration=calibration, details=details, notes=notes)
+    return _fill(
+        method, record, delta, neighbours, calibration=calibration, details=details, notes=list(notes or [])
+    )
 
 
 def certificate_from_dp(
@@ -234,7 +239,6 @@ def certificate_from_dp(
     delta: float,
     calibration: dict | None = None,
     details: dict | None = None,
-    notes: list[str] | None = None,
 ) -> SynthesisCertificate:
     """Certificate of an add/remove ``(epsilon, delta)``-DP synthesizer; replace-one by group privacy."""
     from mipkit.accounting import ApproxDP
@@ -243,7 +247,7 @@ def certificate_from_dp(
     rep_delta = min((1.0 + math.exp(epsilon)) * delta, 1.0 - 1e-12)
     return _fill(
         method, add, delta, "add_remove", {"replace_one": rep_delta},
-        calibration=calibration, details=details, notes=list(notes or []),
+        calibration=calibration, details=details, notes=[],
     )  # fmt: skip
 
 

@@ -215,18 +215,12 @@ class _MarginalSynth:
     def _certificate(self, details: dict) -> Any:
         from mipkit.synthesize.certificate import certificate_from_dp
 
-        notes = []
-        if self.disc_.domain_source == "data":
-            notes.append(
-                "The column domain was read from the training data; the guarantee assumes it is public."
-            )
         return certificate_from_dp(
             method=self.method,
             epsilon=self.epsilon,
             delta=self.delta,
             calibration={"rho": self.rho_, "accounting": "zCDP, Canonne-Kamath-Steinke conversion"},
             details={"bins": self.bins, "domain_source": self.disc_.domain_source, **details},
-            notes=notes,
         )
 
 

@@ -245,14 +245,6 @@ class DPSGDClassifier(TorchMLPClassifier):
     ----------
     hidden_layer_sizes : sequence of int, default=(64,)
         Hidden widths; ``()`` is multinomial logistic regression.
-    epochs : int, default=5
-        ``T = epochs * ceil(N / batch_size)`` steps.
-    learning_rate : float, default=0.5
-        SGD step on the noisy mean gradient.
-    batch_size : int, default=256
-        Expected batch size; Poisson rate ``q = batch_size / N`` (at most the number of rows).
-    max_grad_norm : float, default=1.0
-        Per-sample clipping norm ``c``.
     noise_multiplier : float, optional
         ``sigma > 0``: noise standard deviation ``sigma c``. Give this or ``risk_target``.
     risk_target : RiskTarget or dict, optional
@@ -263,11 +255,19 @@ class DPSGDClassifier(TorchMLPClassifier):
         Delta of the certified epsilon.
     neighbours : {"replace_one", "add_remove"}, default="replace_one"
         Relation the target and the certified risks refer to (module docstring).
+    max_grad_norm : float, default=1.0
+        Per-sample clipping norm ``c``.
     certify_fprs : sequence of float, default=(0.001, 0.01, 0.1)
         FPRs at which the certificate states the largest TPR (a TPR-at-FPR target's FPR is added).
     dataset_size : int, optional
         Public row count ``N`` for ``q``, ``T`` and the gradient divisor ``q N``; default the rows given to
         ``fit``. Set it when the number of rows itself depends on who is in the data (one-run auditing).
+    epochs : int, default=5
+        ``T = epochs * ceil(N / batch_size)`` steps.
+    learning_rate : float, default=0.5
+        SGD step on the noisy mean gradient.
+    batch_size : int, default=256
+        Expected batch size; Poisson rate ``q = batch_size / N`` (at most the number of rows).
     weight_decay, random_state, n_threads, max_models
         As :class:`~mipkit.trainers.TorchMLPClassifier`.
 
@@ -295,22 +295,22 @@ class DPSGDClassifier(TorchMLPClassifier):
         self,
         hidden_layer_sizes=(64,),
         *,
-        epochs: int = 5,
-        learning_rate: float = 0.5,
-        batch_size: int = 256,
-        max_grad_norm: float = 1.0,
         noise_multiplier: float | None = None,
         risk_target: Any = None,
         delta: float = 1e-5,
         neighbours: str = "replace_one",
+        max_grad_norm: float = 1.0,
         certify_fprs=DEFAULT_CERTIFY_FPRS,
         dataset_size: int | None = None,
+        epochs: int = 5,
+        learning_rate: float = 0.5,
+        batch_size: int = 256,
         weight_decay: float = 0.0,
         random_state=None,
         n_threads: int | None = 1,
         max_models: int = 32,
     ):
-        store_params(self, locals())  # TorchMLPClassifier's parameters first, as its __init__ stores them
+        store_params(self, locals())  # the privacy first: what sets the guarantee, then the training
 
     # ------------------------------------------------------------------------------------- the plan
     def _privacy(self) -> tuple[Any, float, str, tuple[float, ...]]:

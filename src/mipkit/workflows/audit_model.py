@@ -172,7 +172,7 @@ def run_audit(
     inputs = AttackInputs(probs=probs, y=y, in_mask=in_mask, targets=targets, random_state=eval_rng)
     scores, settings, summaries, stats = measure(inputs, config)
     labels = in_mask[targets]
-    slices = measure_slices(scores, summaries, labels, y, ds.classes, records, config)
+    slices = measure_slices(config, records, scores, summaries, labels, y, ds.classes)
     games: dict[str, LTUResult] = {}
     for spec in (ATTACKS[name] for name in config.attacks if ATTACKS[name].family == "game"):
         if config.ltu_strategy == "retrain":  # the only game is LTU; its retraining strategy refits
@@ -203,30 +203,20 @@ def run_audit(
         "members": int(labels.sum()),
         "protocol": PROTOCOL,
     }
-    result = AuditResult(
-        config=config,
-        summaries=summaries,
-        games=games,
-        attack_settings=settings,
-        certificate=certificate,
-        utility=utility,
-        setup=setup,
-        trainer=trainer_info,
-        scores=vulnerability_table(
-            scores, summaries, labels, y, ds.classes, include_labels=config.include_labels, records=records
-        ),
-        slices=slices,
-        id_column=records.id_column,
-        trial_scores=scores,
-        in_mask=in_mask,
-        run_key=run_key,
-        data_sha256_16=digest,
-        run_dir=out,
-        headline=stats,
-        verdict=verdict(
-            stats, fail_metric=config.fail_metric, fail_above=config.fail_above, certificate=certificate
-        ),
-        provenance=provenance(data_sha256(ds), trainer_info),
+    table = vulnerability_table(
+        scores, summaries, labels, y, ds.classes, include_labels=config.include_labels, records=records
     )
+    decision = verdict(
+        stats, fail_metric=config.fail_metric, fail_above=config.fail_above, certificate=certificate
+    )
+    # the fields by what they are: set-up; what was measured; what it concludes; per record; identity
+    result = AuditResult(
+        config=config, setup=setup, trainer=trainer_info,
+        provenance=provenance(data_sha256(ds), trainer_info),
+        summaries=summaries, games=games, attack_settings=settings, headline=stats, slices=slices,
+        utility=utility, certificate=certificate, verdict=decision,
+        scores=table, trial_scores=scores, in_mask=in_mask, id_column=records.id_column,
+        run_key=run_key, data_sha256_16=digest, run_dir=out,
+    )  # fmt: skip
     result.write(out, report=write_report)
     return result

@@ -90,13 +90,13 @@ def measure(inputs: AttackInputs, config: AuditConfig) -> tuple[dict, dict, dict
 
 
 def measure_slices(
+    config: AuditConfig,
+    records: RecordInfo,
     scores: Mapping[str, np.ndarray],
     summaries: Mapping[str, AttackSummary],
     labels: np.ndarray,
     y: np.ndarray,
     classes: np.ndarray,
-    records: RecordInfo,
-    config: AuditConfig,
 ) -> SliceSummary | None:
     """Per-subgroup metrics of the strongest attack (largest held-out eta): by true class and by every
     ``slice_by`` column, with the audit's own hard guesses and the two-way cluster bootstrap restricted to
