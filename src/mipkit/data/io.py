@@ -50,8 +50,23 @@ def read_table(path: str | Path, *, na_values: tuple[str, ...] = ("?", "")) -> p
     df.columns = names
     for c in df.columns:
         if df[c].dtype == object:
-            df[c] = df[c].map(lambda v: v.strip() if isinstance(v, str) else v)
+            df[c] = _strip_text(df[c])
     return df
+
+
+def _strip_text(column: pd.Series) -> pd.Series:
+    """The column with its text cells stripped of surrounding white space (other cells unchanged).
+
+    Each distinct value is stripped once (a text column of a table has few distinct values).
+    """
+    codes, uniques = pd.factorize(column, use_na_sentinel=True)
+    if not all(isinstance(u, str) for u in uniques):
+        return column.map(lambda v: v.strip() if isinstance(v, str) else v)
+    stripped = np.array([u.strip() for u in uniques], dtype=object)
+    if all(a == b for a, b in zip(stripped, uniques, strict=True)):
+        return column  # nothing to strip
+    out = np.where(codes >= 0, stripped[np.maximum(codes, 0)], np.nan)
+    return pd.Series(out, index=column.index, name=column.name, dtype=object)
 
 
 def _raw_column_names(p: Path, df: pd.DataFrame, suffix: str, sep: str | None) -> list[str]:

@@ -47,10 +47,14 @@ def _as_text(series: pd.Series) -> pd.Series:
     mask = series.isna().to_numpy()
     if pd.api.types.is_string_dtype(series) and not pd.api.types.is_object_dtype(series):
         out = series.astype(object)
+    elif pd.api.types.is_object_dtype(series) and pd.api.types.infer_dtype(series, skipna=True) in (
+        "string",
+        "empty",
+    ):
+        out = series  # text already (a CSV's text column): no per-value conversion
     else:
         out = series.astype(object).map(lambda v: v if isinstance(v, str) else str(v))
-    out = out.where(~mask, np.nan)
-    return out
+    return out.where(~mask, np.nan) if mask.any() else out
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 import numpy as np
-from scipy import optimize
 
 from mipkit.metrics.inference import anonymeter_risk
 from mipkit.stats import Proportion
@@ -82,6 +81,8 @@ def size_corrected_control(counts: np.ndarray, n_control: int, n_original: int) 
     w0 = 1.0 / sizes.max()
     norm0 = 1.0 / float(_model(sizes.max(), w0, 1.0))
     try:
+        from scipy import optimize  # here: 0.3 s of import that only singling out needs
+
         with warnings.catch_warnings():  # the parameters' covariance is not used
             warnings.simplefilter("ignore", optimize.OptimizeWarning)
             (w, norm), _ = optimize.curve_fit(_model, sizes, curve, p0=(w0, norm0), bounds=(0, (1, np.inf)))

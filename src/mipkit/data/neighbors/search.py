@@ -7,6 +7,7 @@ search) and :mod:`~mipkit.data.neighbors.screening` (screened search).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -16,6 +17,7 @@ from threadpoolctl import threadpool_limits
 
 from mipkit._validation import MipkitValueError, check_choice, check_positive_int
 from mipkit.data.neighbors import screening
+from mipkit.data.neighbors.categorical_bound import CategoricalBound
 from mipkit.data.neighbors.kernels import (
     Table,
     _n_rows,
@@ -103,8 +105,11 @@ def kneighbors(
     exclude_self : bool
         ``query`` is ``reference``: leave each row's own index out (leave-one-out).
     algorithm : {"auto", "screened", "blocked", "kdtree"}
-        ``"auto"`` uses a KD-tree for numeric data of at most 10 columns without missing values, else the
-        screened search (float32 candidates, exact float64 decision, see :mod:`mipkit.data.neighbors`);
+        ``"auto"`` uses a KD-tree for numeric data of at most 10 columns without missing values; for the
+        mixed distance with categorical columns, the search pruned by the category mismatches
+        (:mod:`~mipkit.data.neighbors.categorical_bound`; ties by the smaller reference index), with the
+        screened search for blocks it prunes too little; else the screened search (float32 candidates,
+        exact float64 decision, see :mod:`mipkit.data.neighbors`). ``"screened"`` never prunes;
         ``"blocked"`` is the plain exact blocked search.
     max_block_bytes : int
         Memory budget of the distance blocks held at once (all threads together).
@@ -158,9 +163,11 @@ def _kneighbors(
             query, reference, k=k, metric=metric, exclude_self=exclude_self, progress=progress
         )
     if algorithm in ("auto", "screened"):
+        prune = algorithm == "auto" and metric == "mixed" and reference.codes.shape[1] > 0
         return _screened_search(
-            query, reference, k=k, metric=metric, exclude_self=exclude_self, n_jobs=n_jobs, progress=progress
-        )
+            query, reference, k=k, metric=metric, exclude_self=exclude_self, n_jobs=n_jobs, progress=progress,
+            prune=prune,
+        )  # fmt: skip
     return _blocked_search(query, reference, k, metric, exclude_self, max_block_bytes, n_jobs, progress)
 
 
@@ -216,16 +223,31 @@ def _screened_search(
     exclude_self: bool,
     n_jobs: int,
     progress: Progress,
+    prune: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Screened search (:mod:`~mipkit.data.neighbors.screening`) of every query row: ``k + 2`` candidates,
-    then 4x and 16x more for rows whose margin test fails, then brute force."""
-    screen = screening.Screen(reference, metric)
+    then 4x and 16x more for rows whose margin test fails, then brute force. With ``prune`` (mixed distance
+    with categorical columns) a block is first searched with the category-mismatch bound
+    (:class:`~mipkit.data.neighbors.categorical_bound.CategoricalBound`), which answers it unless it would
+    keep too many candidates."""
     n_q = _n_rows(query)
     kk0 = k + (1 if exclude_self else 0) + 2
     block = screening._SCREEN_ROWS
+    pruned = CategoricalBound(reference, exact_lattice(query, reference)) if prune else None
+    lock = threading.Lock()
+    screens: list[screening.Screen] = []  # built by the first block that needs it
 
     def run(start: int):
         rows = np.arange(start, min(n_q, start + block))
+        found = None if pruned is None else pruned.search(query, rows, k, exclude_self)
+        if found is not None:  # the category mismatches pruned the block: exact, ties by index
+            if progress is not None:
+                progress(len(rows))
+            return found
+        with lock:
+            if not screens:
+                screens.append(screening.Screen(reference, metric))
+        screen = screens[0]
         dist, idx, ok = screening.decide_rows(screen, query, reference, rows, k, exclude_self, kk0)
         kk = kk0
         while not ok.all() and kk < 64:  # ties or near-ties at the margin: more candidates
