@@ -34,6 +34,13 @@ Search
   distance is at least that); otherwise the row is searched again with 4x and 16x more candidates, then by
   brute force. The distances, ties included, are therefore exactly the definition's.
 
+* the mixed distance with categorical columns, under ``"auto"``: first the search pruned by the category
+  mismatches (:mod:`~mipkit.data.neighbors.categorical_bound`): the mismatch count is a lower bound of the
+  distance, so once ``k`` rows with few mismatches give an upper bound ``U`` on the ``k``-th distance, only
+  the rows with at most ``U`` mismatches are candidates; their exact distances decide, ties by the smaller
+  reference index. A block where the bound would keep more than a sixteenth of the pairs goes to the
+  screened search.
+
 After the first chunk of a block has given each row ``k + 2`` candidates, a later chunk is merged by one
 comparison per entry with the row's current largest candidate proxy (only the few entries below it are
 sorted in).
@@ -49,7 +56,8 @@ duplicates of a row are other rows and do count.
 Modules
 -------
 :mod:`~mipkit.data.neighbors.kernels` (exact distances), :mod:`~mipkit.data.neighbors.screening` (float32
-proxies, error bounds and the margin test), :mod:`~mipkit.data.neighbors.topk` (candidate selection),
+proxies, error bounds and the margin test), :mod:`~mipkit.data.neighbors.categorical_bound` (the search
+pruned by category mismatches), :mod:`~mipkit.data.neighbors.topk` (candidate selection),
 :mod:`~mipkit.data.neighbors.search` (the public searches and the parallel block runner).
 """
 
