@@ -321,7 +321,7 @@ tables = {k: read_table(v) for k, v in a["files"].items()}
 res = audit_synthetic(tables["original"], tables["synthetic"], control=tables["control"],
                       secrets=a["secrets"], n_attacks=a["n"], checks=("inference",),
                       attacks=tuple(a["attacks"]), non_member_baseline=a["baseline"], random_state=a["seed"])
-res.write(a["out"])
+res.write(a["out"], report=a["report"])
 print(json.dumps({"inference_s": res.timings_s["inference"], "in_process_s": time.perf_counter() - t1,
                   "imports_s": t1 - t0}))
 """
@@ -341,11 +341,13 @@ def cli_compare(args, original, syn, ctl) -> None:
     mipkit_exe = Path(sys.executable).parent / "mipkit"
     out: dict = {"n_attacks": args.n_attacks, "uptime_start": os.popen("uptime").read().strip(), "runs": {}}
     configs = {
-        "anonymeter_work": (("nearest",), False),
-        "default_attacks": (("nearest", "model"), True),
+        "anonymeter_work": (("nearest",), False, True),
+        "anonymeter_work_no_report": (("nearest",), False, False),  # numbers only, as anonymeter gives
+        "default_attacks": (("nearest", "model"), True, True),
     }
-    for label, (attacks, baseline) in configs.items():
+    for label, (attacks, baseline, report) in configs.items():
         flags = ["--attacks", ",".join(attacks)] + ([] if baseline else ["--no-non-member-baseline"])
+        flags += [] if report else ["--no-report"]
         argv = [str(mipkit_exe), "audit-synthetic", "--original", str(files["original"]), "--synthetic",
                 str(files["synthetic"]), "--control", str(files["control"]), "--checks", "inference",
                 "--n-attacks", str(args.n_attacks), "--seed", str(args.seed),
@@ -361,7 +363,8 @@ def cli_compare(args, original, syn, ctl) -> None:
         # the library in a fresh process too: both sides pay Python's start-up and the imports
         lib_arg = json.dumps({"files": {k: str(v) for k, v in files.items()},
                               "out": str(tmp / f"api_{label}"), "secrets": SECRETS, "n": args.n_attacks,
-                              "attacks": list(attacks), "baseline": baseline, "seed": args.seed})  # fmt: skip
+                              "attacks": list(attacks), "baseline": baseline, "seed": args.seed,
+                              "report": report})  # fmt: skip
         t = time.perf_counter()
         p = subprocess.run(
             [sys.executable, "-c", LIB_SCRIPT, lib_arg], capture_output=True, text=True, check=False
@@ -374,7 +377,7 @@ def cli_compare(args, original, syn, ctl) -> None:
         api_res = json.loads((tmp / f"api_{label}" / "results.json").read_text())
         same = api_res["inference"] == cli_res["inference"]
         out["runs"][label] = {
-            "attacks": list(attacks), "non_member_baseline": baseline, "cli_wall_s": t_cli,
+            "attacks": list(attacks), "non_member_baseline": baseline, "report": report, "cli_wall_s": t_cli,
             "cli_inference_step_s": cli_res["timings_s"]["inference"], "api_wall_s": t_api,
             "api_inference_step_s": lib["inference_s"], "api_in_process_s": lib["in_process_s"],
             "same_results": same,
@@ -398,12 +401,16 @@ def cli_compare(args, original, syn, ctl) -> None:
         # like for like: each tool's whole process once (start-up, imports, reading, the attacks); the
         # anonymeter process evaluates every secret twice (first and warm), so the warm round is taken off
         once = anon["process_wall_s"] - second
+        bare = out["runs"]["anonymeter_work_no_report"]["cli_wall_s"]
         out["anonymeter"]["process_once_s"] = once
         out["anonymeter_process_over_cli"] = once / cli
+        out["anonymeter_process_over_cli_no_report"] = once / bare
         print(f"anonymeter: {first:.1f} s first call, {second:.1f} s warm "
               f"(+ import {anon['import_s']:.1f} s; whole process, one round {once:.1f} s); "
               f"anonymeter / mipkit CLI (whole command, same attacks): evaluate() calls only "
-              f"{first / cli:.1f}x / {second / cli:.1f}x, whole process {once / cli:.1f}x")  # fmt: skip
+              f"{first / cli:.1f}x / {second / cli:.1f}x, whole process {once / cli:.1f}x "
+              f"({once / bare:.1f}x against the command with --no-report: numbers only, as anonymeter)"
+              )  # fmt: skip
     out["uptime_end"] = os.popen("uptime").read().strip()
     write_json_atomic(RESULTS / "synthetic_adult_cli_vs_api.json", out)
     import shutil

@@ -150,6 +150,15 @@ def test_audit_synthetic_reads_the_certificate(tmp_path, capsys):
     code = main([*argv[:-1], str(tmp_path / "audit2"), "--certificate", str(tmp_path / "missing.json")])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "missing.json" in err
+    # --no-report: the same files but the report, which `mipkit report` then writes with the bounds drawn
+    quiet = tmp_path / "audit3"
+    assert main([*argv[:-1], str(quiet), "--certificate", str(cert), "--no-report"]) == 0
+    assert "mipkit report" in capsys.readouterr().out.replace("\n", "")
+    assert not (quiet / "report.html").exists()
+    assert json.loads((quiet / "certified_bounds.json").read_text()) == certified
+    assert main(["report", str(quiet)]) == 0
+    capsys.readouterr()
+    assert "Certified bounds" in (quiet / "report.html").read_text()
 
 
 @pytest.mark.torch

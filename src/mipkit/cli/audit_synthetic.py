@@ -6,7 +6,14 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from mipkit.cli.options import FailAboveOption, JsonOption, RunFolderOption, SeedOption, flag_table
+from mipkit.cli.options import (
+    FailAboveOption,
+    JsonOption,
+    NoReportOption,
+    RunFolderOption,
+    SeedOption,
+    flag_table,
+)
 
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
@@ -53,7 +60,7 @@ FLAGS = flag_table(
 )
 
 
-def _print_human(result: SyntheticAuditResult, run_dir: Path) -> None:
+def _print_human(result: SyntheticAuditResult, run_dir: Path, report: bool) -> None:
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
@@ -67,7 +74,10 @@ def _print_human(result: SyntheticAuditResult, run_dir: Path) -> None:
     console.print(t)
     for line in result.sentences():
         console.print(f"- {escape(line)}")
-    console.print(f"Report: {run_dir / 'report.html'}")
+    if report:
+        console.print(f"Report: {run_dir / 'report.html'}")
+    else:
+        console.print(f"Report: not written (--no-report); `mipkit report {run_dir}` writes it.")
 
 
 def _check_policy(fail_above: float | None, fail_metric: str) -> tuple[float | None, str]:
@@ -160,6 +170,7 @@ def register(app: typer.Typer) -> None:
         singling_out_cols: Annotated[int, FLAGS["--singling-out-cols"]] = 3,
         linkability: Annotated[str | None, FLAGS["--linkability"]] = None,
         linkability_neighbors: Annotated[int, FLAGS["--linkability-neighbors"]] = 1,
+        no_report: NoReportOption = False,
     ) -> None:
         """Audit synthetic data: NNAA privacy loss, DCR attack, attribute inference vs non-member baseline."""
         import contextlib
@@ -251,17 +262,17 @@ def register(app: typer.Typer) -> None:
                 linkability=aux,
                 linkability_neighbors=linkability_neighbors,
             )
-        run_dir = result.write(out)
+        run_dir = result.write(out, report=not no_report and cert is None)  # with a certificate: below
         certified = None
-        if cert is not None:  # writes run_dir/certified_bounds.json
+        if cert is not None:  # writes run_dir/certified_bounds.json (and the report, with its bounds)
             from mipkit.synthesize.audit_bounds import audit_with_certificate, certified_lines
 
-            certified = audit_with_certificate(cert, result, run_dir)
+            certified = audit_with_certificate(cert, result, run_dir, report=not no_report)
         if as_json:
             extra = {} if certified is None else {"certified": certified}
             typer.echo(json.dumps({**result.summary(), "run_dir": str(run_dir), **extra}))
         else:
-            _print_human(result, run_dir)
+            _print_human(result, run_dir, report=not no_report)
             for line in certified_lines(certified) if certified is not None else []:
                 typer.echo(f"- {line}")
         verdict = result.verdict

@@ -43,15 +43,15 @@ def _integer_valued(series: pd.Series) -> bool:
 
 
 def _as_text(series: pd.Series) -> pd.Series:
-    """Categorical values as text (object dtype), missing values kept as NaN."""
-    mask = series.isna().to_numpy()
-    if pd.api.types.is_string_dtype(series) and not pd.api.types.is_object_dtype(series):
-        out = series.astype(object)
-    elif pd.api.types.is_object_dtype(series) and pd.api.types.infer_dtype(series, skipna=True) in (
+    """Categorical values as text (object dtype), missing values kept missing (NaN, or None as read)."""
+    if pd.api.types.is_object_dtype(series) and pd.api.types.infer_dtype(series, skipna=True) in (
         "string",
         "empty",
     ):
-        out = series  # text already (a CSV's text column): no per-value conversion
+        return series  # text already (a CSV's text column): no per-value conversion, no copy
+    mask = series.isna().to_numpy()
+    if pd.api.types.is_string_dtype(series) and not pd.api.types.is_object_dtype(series):
+        out = series.astype(object)
     else:
         out = series.astype(object).map(lambda v: v if isinstance(v, str) else str(v))
     return out.where(~mask, np.nan) if mask.any() else out

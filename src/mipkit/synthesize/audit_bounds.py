@@ -198,21 +198,25 @@ def certified_audit_bounds(certificate: SynthesisCertificate, audit: Any) -> dic
     return out
 
 
-def audit_with_certificate(certificate: SynthesisCertificate, audit: Any, run_dir: str | Any = None) -> dict:
+def audit_with_certificate(
+    certificate: SynthesisCertificate, audit: Any, run_dir: str | Any = None, *, report: bool = True
+) -> dict:
     """:func:`certified_audit_bounds`; with ``run_dir`` (the audit's run folder, already written) also
-    written to ``run_dir/certified_bounds.json`` and drawn into its ``report.html`` (what
+    written to ``run_dir/certified_bounds.json`` and, with ``report``, drawn into its ``report.html`` (what
     ``mipkit audit-synthetic --certificate`` calls)."""
     out = certified_audit_bounds(certificate, audit)
     if run_dir is not None:
         from pathlib import Path
 
-        from mipkit.report import write_html_report
         from mipkit.report.results import write_json_atomic
-        from mipkit.report.synthetic_report import build
 
         write_json_atomic(Path(run_dir) / "certified_bounds.json", out)
-        title, summary, sections = build(run_dir)
-        write_html_report(run_dir, title=title, summary=summary, sections=sections)
+        if report:
+            from mipkit.report import write_html_report
+            from mipkit.report.synthetic_report import build
+
+            title, summary, sections = build(run_dir)
+            write_html_report(run_dir, title=title, summary=summary, sections=sections)
     return out
 
 

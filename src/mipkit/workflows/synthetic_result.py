@@ -262,12 +262,12 @@ class SyntheticAuditResult:
         frame = pd.DataFrame(rows, columns=FRAME_COLUMNS)
         return frame.astype(dict.fromkeys(("value", "ci_low", "ci_high"), float))
 
-    def write(self, run_dir: str | Path) -> Path:
-        """Write ``results.json``, ``scores.parquet``, ``inference.parquet`` (when secrets were attacked) and
-        ``report.html`` into ``run_dir`` (created if needed); return its path."""
+    def write(self, run_dir: str | Path, *, report: bool = True) -> Path:
+        """Write ``results.json``, ``scores.parquet``, ``inference.parquet`` (when secrets were attacked) and,
+        with ``report``, ``report.html`` into ``run_dir`` (created if needed); return its path. Without the
+        report, ``mipkit report RUN_DIR`` writes it later from the same files."""
         from mipkit._runfolder import atomic_write, staged_writes
-        from mipkit.report import write_html_report, write_results
-        from mipkit.report.synthetic_report import build
+        from mipkit.report import write_results
 
         run = Path(run_dir)
         run.mkdir(parents=True, exist_ok=True)
@@ -277,8 +277,12 @@ class SyntheticAuditResult:
                 frame = self.inference_targets
                 atomic_write(run / "inference.parquet", lambda f: frame.to_parquet(f, index=False))
             write_results(run, self.to_dict(), kind="audit-synthetic")
-        title, summary, sections = build(run)
-        write_html_report(run, title=title, summary=summary, sections=sections)
+        if report:
+            from mipkit.report import write_html_report
+            from mipkit.report.synthetic_report import build
+
+            title, summary, sections = build(run)
+            write_html_report(run, title=title, summary=summary, sections=sections)
         return run
 
     # ---------------------------------------------------------------------------------------------
