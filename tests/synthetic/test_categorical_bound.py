@@ -70,14 +70,20 @@ def test_block_with_too_many_candidates_is_refused(monkeypatch, make_discrete_mi
     np.testing.assert_array_equal(d, _brute(pairwise_distances(A, B), 3, False)[0])
 
 
-def test_mismatch_counts_are_those_of_the_codes(make_discrete_mixed_table):
+def test_mismatch_counts_are_those_of_the_codes(monkeypatch, make_discrete_mixed_table):
     rng = np.random.default_rng(4)
     A, B = _encoded(make_discrete_mixed_table(30, rng), make_discrete_mixed_table(50, rng))
-    counts = CategoricalBound(B).mismatches(A)
+    counts = CategoricalBound(B).mismatches(A).T  # (reference rows, query rows) -> (query, reference)
     want = (A.codes[:, None, :] != B.codes[None, :, :]).sum(axis=2)
     np.testing.assert_array_equal(counts, want)
     # a lower bound of the distance, in floating point too
     assert np.all(pairwise_distances(A, B) >= counts)
+    # columns grouped by their level combinations, or compared one by one: the same counts
+    monkeypatch.setattr(categorical_bound, "_MAX_KEYS", 1)
+    np.testing.assert_array_equal(CategoricalBound(B).mismatches(A).T, want)
+    monkeypatch.setattr(categorical_bound, "_MAX_KEYS", 10**6)
+    assert len(CategoricalBound(B).groups) == 1
+    np.testing.assert_array_equal(CategoricalBound(B).mismatches(A).T, want)
 
 
 @settings(max_examples=40, deadline=None)

@@ -7,8 +7,8 @@ monotone, so the computed ``d`` is never below ``c``. For a block of query rows:
 
 1. ``C = n_cat - onehot(q) @ onehot(r)^T``: the mismatches of every pair (one float32 matrix product of
    0/1 entries, exact integers);
-2. for each query row, the exact distances to the ``k`` reference rows with the fewest mismatches; the
-   largest of them, ``U``, is at least the row's true ``k``-th nearest distance;
+2. for each query row, the exact distances to the reference rows with the fewest mismatches (at least
+   ``k`` of them); the ``k``-th smallest, ``U``, is at least the row's true ``k``-th nearest distance;
 3. every reference row with ``C <= U`` is a candidate (any row closer than ``U``, or tied with it, has
    ``C <= d <= U``), and the candidates' exact distances are computed with the operations of
    :func:`~mipkit.data.neighbors.kernels.exact_candidates`, so each is the same number as on every path;
@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from mipkit.data.neighbors.kernels import add_abs_columns, exact_candidates, snap_to_lattice
+from mipkit.data.neighbors.kernels import add_abs_columns, snap_to_lattice
 from mipkit.data.tables import MixedArrays
 
 MAX_CANDIDATE_SHARE = 1 / 16
 """A block whose candidate pairs exceed this share of its pairs goes to the screened search."""
 _BLOCK_BYTES = 16 * 2**20  # the mismatch counts of one group of query rows (and a mask of that size)
+_MAX_KEYS = 4096  # level combinations of a column group (its table: query rows x keys)
 
 
 class CategoricalBound:
@@ -43,15 +44,29 @@ class CategoricalBound:
         self.lattice = lattice  # distances put on it before the ties are ordered (exact ties, see kernels)
         self.n_cat = reference.codes.shape[1]
         self.count_dtype = np.uint8 if self.n_cat < 255 else np.uint32
-        self.ref_codes_t = np.ascontiguousarray(reference.codes.T)
+        # the categorical columns in groups of at most _MAX_KEYS level combinations; each reference row's
+        # combination in a group is one key, and each key's columns are in ``decode``
+        self.groups = []
+        for cols in _key_groups(reference.n_levels):
+            sizes = [reference.n_levels[c] for c in cols]
+            if int(np.prod(sizes)) > _MAX_KEYS:  # one column of many levels: compared directly
+                self.groups.append((cols, np.ascontiguousarray(reference.codes[:, cols[0]]), None))
+                continue
+            keys = np.ravel_multi_index(tuple(reference.codes[:, c] for c in cols), sizes)
+            decode = np.stack(np.unravel_index(np.arange(int(np.prod(sizes))), sizes), axis=1)
+            self.groups.append((cols, keys, decode))
 
     def mismatches(self, q: MixedArrays) -> np.ndarray:
-        """``(len(q), n_ref)`` counts of the categorical columns in which each pair differs."""
-        out = np.zeros((len(q), len(self.reference)), dtype=self.count_dtype)
-        differ = np.empty(out.shape, dtype=bool)
-        for c in range(self.n_cat):
-            np.not_equal(q.codes[:, c, None], self.ref_codes_t[c][None, :], out=differ)
-            np.add(out, differ, out=out)
+        """``(n_ref, len(q))`` counts of the categorical columns in which each pair differs (reference rows
+        first: one row of counts per reference row, gathered from a small table per column group)."""
+        out = None
+        for cols, keys, decode in self.groups:
+            if decode is None:
+                part = (keys[:, None] != q.codes[None, :, cols[0]]).astype(self.count_dtype)
+            else:  # per query row and key: how many of the group's columns differ; then gathered by key
+                table = (q.codes[:, None, cols] != decode[None, :, :]).sum(axis=2, dtype=self.count_dtype)
+                part = np.ascontiguousarray(table.T)[keys]
+            out = part if out is None else np.add(out, part, out=out)
         return out
 
     def search(
@@ -76,33 +91,53 @@ class CategoricalBound:
     ) -> tuple[np.ndarray, np.ndarray] | None:
         q = query.take(rows)
         b = len(rows)
-        mism = self.mismatches(q)
+        mism = self.mismatches(q)  # (n_ref, b)
         if exclude_self:
-            mism[np.arange(b), rows] = np.iinfo(mism.dtype).max  # never the smallest: k < n_ref
-        first = np.argmin(mism, axis=1)[:, None] if k == 1 else np.argpartition(mism, k - 1, axis=1)[:, :k]
-        upper = exact_candidates(q, self.reference, first, "mixed")
-        if exclude_self:
-            upper[first == rows[:, None]] = np.inf
-        qi, rj = _at_most(mism, upper.max(axis=1))
-        if exclude_self:
-            own = rj == rows[qi]
-            qi, rj = qi[~own], rj[~own]
+            mism[rows, np.arange(b)] = np.iinfo(mism.dtype).max  # never among the fewest: k < n_ref
+        # the rows with the fewest mismatches (at least k per query row) give the upper bound: the k-th
+        # smallest of their exact distances
+        fewest = mism.min(axis=0).astype(np.int64)
+        while k > 1 and np.any(short := (mism <= fewest[None, :]).sum(axis=0) < k):
+            fewest[short] += 1
+        qi, rj, d = self._candidates(q, rows, mism, fewest, exclude_self)
+        upper = d[np.searchsorted(qi, np.arange(b)) + k - 1]
+        qi, rj, d = self._candidates(q, rows, mism, upper, exclude_self)
         if qi.size > MAX_CANDIDATE_SHARE * mism.size:
             return None
-        d = snap_to_lattice(exact_pairs(q, self.reference, qi, rj, mism[qi, rj]), self.lattice)
-        order = np.lexsort((rj, d, qi))  # by query row, then distance, then reference index
-        qi, rj, d = qi[order], rj[order], d[order]
         starts = np.searchsorted(qi, np.arange(b))
         take = starts[:, None] + np.arange(k)[None, :]  # every row has at least k candidates
         return d[take], rj[take].astype(np.int64)
 
+    def _candidates(
+        self, q: MixedArrays, rows: np.ndarray, mism: np.ndarray, bound: np.ndarray, exclude_self: bool
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The pairs with at most ``bound`` mismatches (per query row) and their exact distances, ordered by
+        query row, then distance, then reference index."""
+        b = mism.shape[1]
+        flat = np.flatnonzero(mism <= bound[None, :])  # (flatnonzero: fast on a flat mask)
+        rj = flat // b
+        qi = flat - rj * b
+        if exclude_self:
+            own = rj == rows[qi]
+            qi, rj = qi[~own], rj[~own]
+        d = snap_to_lattice(exact_pairs(q, self.reference, qi, rj, mism[rj, qi]), self.lattice)
+        order = np.lexsort((rj, d, qi))
+        return qi[order], rj[order], d[order]
 
-def _at_most(mism: np.ndarray, bound: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The pairs ``(i, j)`` with ``mism[i, j] <= bound[i]``, by ``i`` then ``j`` (``flatnonzero`` of the
-    flat mask, several times faster than a 2-D ``nonzero``)."""
-    flat = np.flatnonzero(mism <= bound[:, None])
-    qi = flat // mism.shape[1]
-    return qi, flat - qi * mism.shape[1]
+
+def _key_groups(n_levels: tuple[int, ...]) -> list[list[int]]:
+    """Consecutive categorical columns grouped so that each group has at most :data:`_MAX_KEYS` level
+    combinations (a column with more levels is a group of its own)."""
+    groups: list[list[int]] = []
+    size = 0
+    for c, levels in enumerate(n_levels):
+        if groups and size * levels <= _MAX_KEYS:
+            groups[-1].append(c)
+            size *= levels
+        else:
+            groups.append([c])
+            size = levels
+    return groups
 
 
 def exact_pairs(
