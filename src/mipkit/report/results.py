@@ -38,6 +38,10 @@ def to_jsonable(obj: Any) -> Any:
     if isinstance(obj, (list, tuple)):
         return [to_jsonable(v) for v in obj]
     if isinstance(obj, np.ndarray):
+        if obj.dtype.kind in "biu":  # booleans and integers: JSON types as they are
+            return obj.tolist()
+        if obj.dtype.kind == "f" and np.isfinite(obj).all():  # the common case, without a call per entry
+            return obj.astype(float).tolist()
         return [to_jsonable(v) for v in obj.tolist()]
     if isinstance(obj, (np.bool_, bool)):
         return bool(obj)
