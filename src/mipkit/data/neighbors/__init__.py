@@ -38,7 +38,7 @@ Search
   mismatches (:mod:`~mipkit.data.neighbors.categorical_bound`): the mismatch count is a lower bound of the
   distance, so once ``k`` rows with few mismatches give an upper bound ``U`` on the ``k``-th distance, only
   the rows with at most ``U`` mismatches are candidates; their exact distances decide, ties by the smaller
-  reference index. A block where the bound would keep more than a sixteenth of the pairs goes to the
+  reference index. A block where the bound would keep more than a quarter of the pairs goes to the
   screened search.
 
 After the first chunk of a block has given each row ``k + 2`` candidates, a later chunk is merged by one

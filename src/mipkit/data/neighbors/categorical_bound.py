@@ -29,7 +29,7 @@ import numpy as np
 from mipkit.data.neighbors.kernels import add_abs_columns, snap_to_lattice
 from mipkit.data.tables import MixedArrays
 
-MAX_CANDIDATE_SHARE = 1 / 16
+MAX_CANDIDATE_SHARE = 1 / 4
 """A block whose candidate pairs exceed this share of its pairs goes to the screened search."""
 _BLOCK_BYTES = 16 * 2**20  # the mismatch counts of one group of query rows (and a mask of that size)
 _MAX_KEYS = 4096  # level combinations of a column group (its table: query rows x keys)
@@ -99,11 +99,25 @@ class CategoricalBound:
         fewest = mism.min(axis=0).astype(np.int64)
         while k > 1 and np.any(short := (mism <= fewest[None, :]).sum(axis=0) < k):
             fewest[short] += 1
-        qi, rj, d = self._candidates(q, rows, mism, fewest, exclude_self)
+        if k == 1:  # per query row a minimum, not an order: two passes over the pairs, no sort
+            qi, rj, d = self._candidates(q, rows, mism, fewest, exclude_self)
+            upper = np.full(b, np.inf)
+            np.minimum.at(upper, qi, d)
+            qi, rj, d = self._candidates(q, rows, mism, upper, exclude_self)
+            if qi.size > MAX_CANDIDATE_SHARE * mism.size:
+                return None
+            best = np.full(b, np.inf)
+            np.minimum.at(best, qi, d)
+            at_best = d == best[qi]
+            idx = np.full(b, np.iinfo(np.int64).max, dtype=np.int64)
+            np.minimum.at(idx, qi[at_best], rj[at_best])  # ties: the smaller reference index
+            return best[:, None], idx[:, None]
+        qi, rj, d = _ordered(*self._candidates(q, rows, mism, fewest, exclude_self))
         upper = d[np.searchsorted(qi, np.arange(b)) + k - 1]
         qi, rj, d = self._candidates(q, rows, mism, upper, exclude_self)
         if qi.size > MAX_CANDIDATE_SHARE * mism.size:
             return None
+        qi, rj, d = _ordered(qi, rj, d)
         starts = np.searchsorted(qi, np.arange(b))
         take = starts[:, None] + np.arange(k)[None, :]  # every row has at least k candidates
         return d[take], rj[take].astype(np.int64)
@@ -111,8 +125,8 @@ class CategoricalBound:
     def _candidates(
         self, q: MixedArrays, rows: np.ndarray, mism: np.ndarray, bound: np.ndarray, exclude_self: bool
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """The pairs with at most ``bound`` mismatches (per query row) and their exact distances, ordered by
-        query row, then distance, then reference index."""
+        """The pairs ``(query row, reference row)`` with at most ``bound`` mismatches (per query row) and
+        their exact distances."""
         b = mism.shape[1]
         flat = np.flatnonzero(mism <= bound[None, :])  # (flatnonzero: fast on a flat mask)
         rj = flat // b
@@ -120,9 +134,13 @@ class CategoricalBound:
         if exclude_self:
             own = rj == rows[qi]
             qi, rj = qi[~own], rj[~own]
-        d = snap_to_lattice(exact_pairs(q, self.reference, qi, rj, mism[rj, qi]), self.lattice)
-        order = np.lexsort((rj, d, qi))
-        return qi[order], rj[order], d[order]
+        return qi, rj, snap_to_lattice(exact_pairs(q, self.reference, qi, rj, mism[rj, qi]), self.lattice)
+
+
+def _ordered(qi: np.ndarray, rj: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The pairs by query row, then distance, then reference index."""
+    order = np.lexsort((rj, d, qi))
+    return qi[order], rj[order], d[order]
 
 
 def _key_groups(n_levels: tuple[int, ...]) -> list[list[int]]:
