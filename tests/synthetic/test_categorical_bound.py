@@ -123,3 +123,21 @@ def test_pruned_search_property(n_a, n_b, levels, decimals, k, seed):
     want_d, want_i = _brute(pairwise_distances(A, B), k, False)
     np.testing.assert_array_equal(d, want_d)
     np.testing.assert_array_equal(idx, want_i)
+
+
+@pytest.mark.parametrize("n_cat", [3, 260])  # 260: counts above what uint8 holds
+def test_categorical_only_tables(always_pruned, n_cat):
+    # no numeric column: the mismatch count is the distance itself
+    rng = np.random.default_rng(n_cat)
+
+    def table(n: int) -> pd.DataFrame:
+        return pd.DataFrame({f"c{j}": rng.choice(list("ab"), n) for j in range(n_cat)})
+
+    A, B = _encoded(table(20), table(30))
+    bound = CategoricalBound(B, exact_lattice(A, B))
+    assert bound.count_dtype == (np.uint8 if n_cat < 255 else np.uint32)
+    for k in (1, 2):
+        d, idx = kneighbors(A, B, k=k)
+        want_d, want_i = _brute(pairwise_distances(A, B), k, False)
+        np.testing.assert_array_equal(d, want_d)
+        np.testing.assert_array_equal(idx, want_i)
