@@ -5,8 +5,9 @@ differ (an integer) and a non-negative numeric part, so ``c <= d`` for every pai
 the float64 sum starts from the integer ``c`` and adds non-negative terms, and rounding to nearest is
 monotone, so the computed ``d`` is never below ``c``. For a block of query rows:
 
-1. ``C = n_cat - onehot(q) @ onehot(r)^T``: the mismatches of every pair (one float32 matrix product of
-   0/1 entries, exact integers);
+1. ``C``: the mismatches of every pair (exact small integers), summed over groups of categorical columns:
+   for each group, a table of each query row's mismatches with every combination of the group's levels,
+   gathered by each reference row's combination (its key);
 2. for each query row, the exact distances to the reference rows with the fewest mismatches (at least
    ``k`` of them); the ``k``-th smallest, ``U``, is at least the row's true ``k``-th nearest distance;
 3. every reference row with ``C <= U`` is a candidate (any row closer than ``U``, or tied with it, has
@@ -31,13 +32,14 @@ from mipkit.data.tables import MixedArrays
 
 MAX_CANDIDATE_SHARE = 1 / 4
 """A block whose candidate pairs exceed this share of its pairs goes to the screened search."""
-_BLOCK_BYTES = 16 * 2**20  # the mismatch counts of one group of query rows (and a mask of that size)
+_BLOCK_BYTES = 16 * 2**20  # the mismatch counts of one group of query rows (a few arrays of that size)
 _MAX_KEYS = 4096  # level combinations of a column group (its table: query rows x keys)
 
 
 class CategoricalBound:
-    """The reference table's codes by column, for the mismatch blocks of :meth:`search`; ``lattice`` as
-    :func:`~mipkit.data.neighbors.kernels.exact_lattice` gives it for the query and reference tables."""
+    """The reference table's category keys by column group, for the mismatch blocks of :meth:`search`;
+    ``lattice`` as :func:`~mipkit.data.neighbors.kernels.exact_lattice` gives it for the query and reference
+    tables."""
 
     def __init__(self, reference: MixedArrays, lattice: int | None = None):
         self.reference = reference
