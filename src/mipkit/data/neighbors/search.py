@@ -345,7 +345,7 @@ def kneighbors_both_ways(
         algorithm == "auto" and tree_ok and n_feat <= _MAX_TREE_COLUMNS
     )
     # the mixed distance with categorical columns: two searches pruned by the category mismatches cost about
-    # half the shared pass (20,000 x 20,000 Adult rows: 2.4 s against 4.8 s, the same neighbours)
+    # half the shared pass (benchmarks/neighbors_pruned_adult.py)
     pruned = algorithm == "auto" and metric == "mixed" and a.codes.shape[1] > 0
     if one_way or pruned or n_a == 0 or n_b == 0:
         kw = {"k": k, "metric": metric, "algorithm": algorithm, "n_jobs": n_jobs}
