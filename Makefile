@@ -15,6 +15,7 @@ $(BIN)/python:
 
 $(STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ".[dev,distributed]"
+	$(BIN)/python -m compileall -q src/mipkit  # byte code now: a command's first run does not compile mipkit
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
@@ -23,6 +24,7 @@ $(STAMP): $(BIN)/python pyproject.toml
 # extra (mbi, ctgan, rdt), so the AIM / MST / CTGAN adapters are tested too.
 $(TORCH_STAMP): $(STAMP) $(CONSTRAINTS)
 	$(BIN)/python -m pip install --quiet -c $(CONSTRAINTS) -e ".[dev,distributed,torch,synth]"
+	$(BIN)/python -m compileall -q src/mipkit
 	rm -f $(VENV)/.installed-torch-*
 	touch $(TORCH_STAMP)
 

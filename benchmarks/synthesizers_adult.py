@@ -159,7 +159,8 @@ def evaluate(ds: dict, method: str, epsilon: float | None, args, train, test, re
         row["seconds"] = seconds
     else:
         # a killed AIM or DP-WGAN-GP fit continues from its checkpoint (git-ignored: model state of real data)
-        ckpt = RESULTS / "checkpoints" / f"{ds['name']}{'_quick' if args.quick else ''}_{method}_{epsilon}"
+        tag = ("_quick" if args.quick else "") + (f"_{args.tag}" if args.tag else "")
+        ckpt = RESULTS / "checkpoints" / f"{ds['name']}{tag}_{method}_{epsilon}"
         res = synthesize(
             train, method=method, epsilon=None if method == "ctgan" else epsilon, delta=args.delta,
             rows=len(train), random_state=args.seed, checkpoint=ckpt, **opts,
@@ -260,6 +261,10 @@ def main(ds: dict = ADULT, argv: list[str] | None = None) -> None:
     ap.add_argument("--max-audit-rows", type=int, default=None)
     ap.add_argument("--rows", type=int, default=None, help="subsample the training table")
     ap.add_argument("--tag", default="")
+    ap.add_argument(
+        "--jobs", type=int, default=1,
+        help="cells run side by side in this many processes (one run times every method under one load)",
+    )  # fmt: skip
     args = ap.parse_args(argv)
     eps_list = args.epsilons or ([3.0] if args.quick else [1.0, 3.0, 10.0])
     args.n_attacks = args.n_attacks or (200 if args.quick else 1000)
@@ -275,47 +280,92 @@ def main(ds: dict = ADULT, argv: list[str] | None = None) -> None:
     suffix = ("_quick" if args.quick else "") + (f"_{args.tag}" if args.tag else "")
     partial = RESULTS / f"synthesizers_{ds['name']}{suffix}.partial.json"
     done = _finished_rows(partial, args)  # a killed run resumes: finished (method, epsilon) cells are kept
+    cells = [(m, eps) for m in args.methods for eps in ([None] if m == "ctgan" else eps_list)]
     rows = []
-    for method in args.methods:
-        for eps in [None] if method == "ctgan" else eps_list:
-            if (method, eps) in done:
-                rows.append(done[(method, eps)])
-                print(f"{method} eps={eps}: kept from {partial.name}", flush=True)
-                continue
-            t = time.perf_counter()
-            try:
-                row = evaluate(ds, method, eps, args, train, test, real_auc)
-            except Exception as err:  # a peer that breaks is reported, the grid goes on
-                row = {
-                    "dataset": ds["name"],
-                    "method": method,
-                    "epsilon": eps,
-                    "error": f"{type(err).__name__}: {str(err)[-500:]}",  # a traceback's last lines
-                }
-            row["total_seconds"] = time.perf_counter() - t
+    for method, eps in cells:
+        if (method, eps) in done:
+            rows.append(done[(method, eps)])
+            print(f"{method} eps={eps}: kept from {partial.name}", flush=True)
+    todo = [c for c in cells if c not in done]
+    if args.jobs > 1:  # one run, cells side by side: longest first, so the workers finish together
+        todo.sort(key=lambda c: -EXPECTED_SECONDS.get(c[0], 0) * (1 if c[1] is None else c[1]) ** 0.3)
+    ds_args = {k: v for k, v in ds.items() if k != "load"}
+    with _pool(args.jobs) as pool:
+        futures = [pool.submit(_timed_cell, ds_args, m, eps, args, train, test, real_auc) for m, eps in todo]
+        for fut in _as_completed(futures):
+            row = fut.result()
             rows.append(row)
-            keys = (
-                "method",
-                "epsilon",
-                "utility_auc",
-                "tvd_1way",
-                "dcr_auc",
-                "mode_collapse_share",
-                "seconds",
-            )
+            keys = ("method", "epsilon", "utility_auc", "tvd_1way", "dcr_auc", "mode_collapse_share")
+            keys += ("seconds",)
             print(json.dumps({k: row.get(k) for k in (*keys, "error", "skipped")}), flush=True)
             _save_partial(partial, args, rows, done)
+    order = {c: i for i, c in enumerate(cells)}
+    rows.sort(key=lambda r: order.get((r["method"], r["epsilon"]), len(order)))
     RESULTS.mkdir(parents=True, exist_ok=True)
     from mipkit.report.results import write_json_atomic
 
     meta = {"dataset": ds["name"], "train_rows": len(train), "test_rows": len(test), "real_auc": real_auc,
             "quick": args.quick, "epsilons": eps_list, "delta": args.delta, "seed": args.seed,
-            "load_average": os.getloadavg(), "cpus": os.cpu_count(), "data_sha256_16": _data_sha(ds),
-            "command": " ".join(sys.argv)}  # fmt: skip
+            "load_average": os.getloadavg(), "cpus": os.cpu_count(), "jobs": args.jobs,
+            "data_sha256_16": _data_sha(ds), "command": " ".join(sys.argv)}  # fmt: skip
     write_json_atomic(RESULTS / f"synthesizers_{ds['name']}{suffix}.json", {"meta": meta, "rows": rows})
     (RESULTS / f"synthesizers_{ds['name']}{suffix}.md").write_text(markdown(rows))
     partial.unlink(missing_ok=True)
     print(markdown(rows))
+
+
+# rough fit + sample seconds of each method on Adult at epsilon 3 (only to order the cells of a --jobs run)
+EXPECTED_SECONDS = {"dpctgan": 6300, "aim": 3600, "ctgan": 1000, "patectgan": 800, "dpwgan-gp-scaled": 250,
+                    "dpwgan-gp": 200, "mst": 25}  # fmt: skip
+
+
+def _timed_cell(ds: dict, method: str, eps: float | None, args, train, test, real_auc: float) -> dict:
+    """One (method, epsilon) cell; a peer that breaks is reported as an error row and the grid goes on."""
+    t = time.perf_counter()
+    try:
+        row = evaluate(ds, method, eps, args, train, test, real_auc)
+    except Exception as err:
+        row = {
+            "dataset": ds["name"],
+            "method": method,
+            "epsilon": eps,
+            "error": f"{type(err).__name__}: {str(err)[-500:]}",  # a traceback's last lines
+        }
+    row["total_seconds"] = time.perf_counter() - t
+    row["jobs"] = args.jobs
+    return row
+
+
+class _Inline:
+    """The executor interface for --jobs 1: each cell runs in this process when submitted."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def submit(self, fn, *a):
+        from concurrent.futures import Future
+
+        fut: Future = Future()
+        fut.set_result(fn(*a))
+        return fut
+
+
+def _pool(jobs: int):
+    if jobs <= 1:
+        return _Inline()
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
+
+
+def _as_completed(futures):
+    from concurrent.futures import as_completed
+
+    return as_completed(futures)
 
 
 def _data_sha(ds: dict) -> dict:
@@ -327,7 +377,8 @@ def _data_sha(ds: dict) -> dict:
 
 def _run_key(args) -> dict:
     """What must match for a finished cell of an earlier run to be reused."""
-    return {k: getattr(args, k) for k in ("quick", "delta", "seed", "n_attacks", "max_audit_rows", "rows")}
+    keys = ("quick", "delta", "seed", "n_attacks", "max_audit_rows", "rows", "jobs")
+    return {k: getattr(args, k) for k in keys}
 
 
 def _finished_rows(partial: Path, args) -> dict:

@@ -207,6 +207,10 @@ def register(app: typer.Typer) -> None:
             from mipkit.synthesize.certificate import SynthesisCertificate
 
             cert = SynthesisCertificate.read(certificate)
+        if not no_report:  # Matplotlib loads while the data are read and audited
+            from mipkit.report.html import preload_plotting
+
+            preload_plotting()
         tables = {
             "original": read_table(original),
             "synthetic": read_table(synthetic),

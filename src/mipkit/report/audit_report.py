@@ -21,7 +21,7 @@ from mipkit.report.audit_verdict_report import (
     verdict_section,
     verdict_sentence,
 )
-from mipkit.report.html import Figure, Section, figure_to_png
+from mipkit.report.html import Figure, Section, figure_to_png, plain_log_ticks
 from mipkit.report.results import read_results
 
 SCORES_FILE = "scores.parquet"
@@ -86,6 +86,8 @@ def roc_figure(
         )
     ax.set_xscale("log")
     ax.set_yscale("log")
+    plain_log_ticks(ax.xaxis)
+    plain_log_ticks(ax.yaxis)
     ax.set_xlim(min(lo, 1e-3), 1)
     ax.set_ylim(min(lo, 1e-3), 1.02)
     ax.set_xlabel("false positive rate (non-members flagged)")
@@ -128,6 +130,7 @@ def precision_figure(curves: dict[str, dict], base_rates: dict[str, float]) -> F
         ax.set_title(f"members : non-members = {label}", fontsize=9)
         ax.set_xlabel("recall (TPR, log scale)")
         ax.set_xscale("log")
+        plain_log_ticks(ax.xaxis)
         ax.set_xlim(1e-3, 1)
         ax.set_ylim(0, 1.02)
         ax.grid(True, alpha=0.3)

@@ -36,6 +36,8 @@ def to_jsonable(obj: Any) -> Any:
     if isinstance(obj, dict):
         return {str(k): to_jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
+        if all(type(v) is float for v in obj):  # a curve of plain floats: no call per entry
+            return [v if math.isfinite(v) else None for v in obj]
         return [to_jsonable(v) for v in obj]
     if isinstance(obj, np.ndarray):
         if obj.dtype.kind in "biu":  # booleans and integers: JSON types as they are

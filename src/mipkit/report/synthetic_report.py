@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 
 from mipkit.report.audit_verdict_report import status_text
-from mipkit.report.html import Figure, Section, figure_to_png
+from mipkit.report.html import Figure, Section, figure_to_png, plain_log_ticks
 from mipkit.report.results import read_results
 from mipkit.report.synthetic_certified import certified_bounds, certified_section
 
@@ -329,6 +329,8 @@ def _dcr_figures(run_dir: Path, certified: dict | None = None) -> list[Figure]:
             cf, ct = np.asarray(curve["fpr"]), np.asarray(curve["tpr"])
             keep = cf >= 1 / m
             ax.loglog(cf[keep], np.clip(ct[keep], 1 / m, 1), ":", color="C3", lw=1.5, label="certified bound")
+        plain_log_ticks(ax.xaxis)
+        plain_log_ticks(ax.yaxis)
         ax.set_xlabel("false positive rate")
         ax.set_ylabel("true positive rate")
         ax.legend()
@@ -369,6 +371,7 @@ def _inference_figure(res: dict, certified: dict | None = None) -> list[Figure]:
             ax.plot([1.0], [bound["certified_success"]], marker="v", ms=9, ls="none", color=line.get_color(),
                     label=f"{s}: certified bound (all targets)")  # fmt: skip
     ax.set_xscale("log")
+    plain_log_ticks(ax.xaxis)
     ax.set_xlim(max(lo, 1e-4) * 0.9, 1.3 if certified else 1.02)  # room for the bound markers at 1
     ax.set_xlabel("coverage (share of targets predicted, log scale)")
     ax.set_ylabel("precision")
