@@ -77,6 +77,8 @@ def _audit_argv(data: Path, out: Path, log: Path | None, *, backend: str = "loca
 
 def _run(argv: list[str]) -> dict:
     proc = subprocess.run(argv, capture_output=True, text=True, timeout=240)
+    if proc.returncode == 2 and "Could not start a local Ray instance" in proc.stderr:
+        pytest.skip(f"Ray could not start here (a busy machine): {proc.stderr.strip()[:200]}")
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 

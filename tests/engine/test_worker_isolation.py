@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -197,3 +198,25 @@ def test_a_local_ray_instance_listens_on_loopback_only_and_quietly(tmp_path):
     assert all(loopback.match(addr) for addr in listening), listening
     assert proc.stdout.strip().count("\n") == 0  # nothing but our line on stdout
     assert "WARNING" not in proc.stderr and "Token authentication" not in proc.stderr, proc.stderr[-2000:]
+
+
+def test_a_ray_start_failure_is_one_clear_error(monkeypatch):
+    """Ray's start-up failures (a node timing out on a busy machine raises a bare ``Exception``) reach the
+    user as one line that names the local backend, not as an internal error."""
+    import types
+
+    from mipkit._validation import MipkitValueError
+    from mipkit.engine import ray_backend
+
+    def fail(**kwargs):
+        raise Exception("The current node timed out during startup.")
+
+    fake = types.SimpleNamespace(is_initialized=lambda: False, init=fail, shutdown=lambda: None)
+    monkeypatch.setattr(ray_backend, "import_ray", lambda: fake)
+    monkeypatch.setattr(ray_backend, "_node_address_mode", lambda ray, loopback: contextlib.nullcontext())
+    local = r"Could not start a local Ray instance \(Exception: The current node"
+    with pytest.raises(MipkitValueError, match=local), ray_backend.ray_session(n_cpus=1, address=None):
+        pass
+    remote = ray_backend.ray_session(n_cpus=1, address="10.0.0.1:6379")
+    with pytest.raises(MipkitValueError, match="--backend local"), remote:
+        pass
