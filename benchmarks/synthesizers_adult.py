@@ -20,6 +20,9 @@ smartnoise-synth==1.0.8 packaging``; it pins its own torch and pandas, so it can
 
 Run: ``.venv/bin/python benchmarks/synthesizers_adult.py [--quick] [--methods ...] [--epsilons ...]``.
 ``--quick``: 4,000 training rows, epsilon 3, short runs (a smoke test of the whole pipeline, minutes).
+``--jobs 2``: cells side by side in two processes, longest first (one run that times every method under one
+load: ``--epsilons 3 --tag speed3 --jobs 2``, about 2 h; a ``_speed`` run is left out of the README tables).
+smartnoise's process seeds Python's, NumPy's and torch's global generators with ``--seed`` (it takes no seed).
 Results: ``benchmarks/results/synthesizers_adult[_quick].json`` and ``.md``.
 """
 
@@ -82,6 +85,8 @@ warnings.filterwarnings("ignore")
 import pandas as pd
 from snsynth import Synthesizer
 a = json.loads(sys.argv[1])
+import random, numpy as np, torch  # smartnoise takes no seed: its generators are the global ones
+random.seed(a["seed"]); np.random.seed(a["seed"]); torch.manual_seed(a["seed"])
 df = pd.read_csv(a["train"], keep_default_na=False, na_values=[""])
 cats = [c for c in df.columns if not pd.api.types.is_numeric_dtype(df[c])]
 for c in cats:
@@ -104,7 +109,7 @@ print(json.dumps({"seconds": time.perf_counter() - t}))
 
 
 def run_smartnoise(
-    method, train, epsilon, delta, rows, epochs, tmp: Path
+    method, train, epsilon, delta, rows, epochs, tmp: Path, seed: int = 0
 ) -> tuple[pd.DataFrame, float, dict]:
     """Fit DP-CTGAN / PATE-CTGAN in smartnoise's own venv. The numeric columns' bounds are public (read from
     the training data, the domain assumption of mipkit's DP-WGAN-GP, MST and AIM here): smartnoise's private
@@ -115,6 +120,7 @@ def run_smartnoise(
     arg = {
         "train": str(tmp / "train.csv"), "out": str(tmp / "synth.csv"), "method": method,
         "epsilon": epsilon - pre, "preprocessor_eps": pre, "delta": delta, "rows": rows, "epochs": epochs,
+        "seed": seed,
     }  # fmt: skip
     t = time.perf_counter()
     proc = subprocess.run(
@@ -153,7 +159,7 @@ def evaluate(ds: dict, method: str, epsilon: float | None, args, train, test, re
             return {**row, "skipped": f"no smartnoise venv at {SMARTNOISE_PY}"}
         with tempfile.TemporaryDirectory() as tmp:
             synth, seconds, extra = run_smartnoise(
-                method, train, epsilon, args.delta, len(train), opts["epochs"], Path(tmp)
+                method, train, epsilon, args.delta, len(train), opts["epochs"], Path(tmp), args.seed
             )
         cert = certificate_from_dp(method=method, epsilon=epsilon, delta=args.delta, details=extra)
         row["seconds"] = seconds

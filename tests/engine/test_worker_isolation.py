@@ -202,7 +202,7 @@ def test_a_local_ray_instance_listens_on_loopback_only_and_quietly(tmp_path):
 
 def test_a_ray_start_failure_is_one_clear_error(monkeypatch):
     """Ray's start-up failures (a node timing out on a busy machine raises a bare ``Exception``) reach the
-    user as one line that names the local backend, not as an internal error."""
+    user as one line that points to the local backend, not as an internal error."""
     import types
 
     from mipkit._validation import MipkitValueError
@@ -218,5 +218,5 @@ def test_a_ray_start_failure_is_one_clear_error(monkeypatch):
     with pytest.raises(MipkitValueError, match=local), ray_backend.ray_session(n_cpus=1, address=None):
         pass
     remote = ray_backend.ray_session(n_cpus=1, address="10.0.0.1:6379")
-    with pytest.raises(MipkitValueError, match="--backend local"), remote:
+    with pytest.raises(MipkitValueError, match="The local backend runs the same fits"), remote:
         pass

@@ -83,8 +83,8 @@ def ray_session(*, n_cpus: int, address: str | None) -> Iterator[Any]:
         except Exception as exc:  # Ray's own start-up failures (a node timing out on a busy machine, ...)
             where = f"the Ray cluster at {address!r}" if address is not None else "a local Ray instance"
             raise MipkitValueError(
-                f"Could not start {where} ({type(exc).__name__}: {exc}). The local backend "
-                "(--backend local) runs the same fits; a finished run folder resumes with either."
+                f"Could not start {where} ({type(exc).__name__}: {exc}). The local backend runs the "
+                "same fits; a finished run folder resumes with either."
             ) from None
         started_here = True
     try:
