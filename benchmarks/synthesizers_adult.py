@@ -296,15 +296,11 @@ def main(ds: dict = ADULT, argv: list[str] | None = None) -> None:
     if args.jobs > 1:  # one run, cells side by side: longest first, so the workers finish together
         todo.sort(key=lambda c: -EXPECTED_SECONDS.get(c[0], 0) * (1 if c[1] is None else c[1]) ** 0.3)
     ds_args = {k: v for k, v in ds.items() if k != "load"}
-    with _pool(args.jobs) as pool:
-        futures = [pool.submit(_timed_cell, ds_args, m, eps, args, train, test, real_auc) for m, eps in todo]
-        for fut in _as_completed(futures):
-            row = fut.result()
-            rows.append(row)
-            keys = ("method", "epsilon", "utility_auc", "tvd_1way", "dcr_auc", "mode_collapse_share")
-            keys += ("seconds",)
-            print(json.dumps({k: row.get(k) for k in (*keys, "error", "skipped")}), flush=True)
-            _save_partial(partial, args, rows, done)
+    for row in _run_cells(todo, args.jobs, ds_args, args, train, test, real_auc):
+        rows.append(row)
+        keys = ("method", "epsilon", "utility_auc", "tvd_1way", "dcr_auc", "mode_collapse_share", "seconds")
+        print(json.dumps({k: row.get(k) for k in (*keys, "error", "skipped")}), flush=True)
+        _save_partial(partial, args, rows, done)
     order = {c: i for i, c in enumerate(cells)}
     rows.sort(key=lambda r: order.get((r["method"], r["epsilon"]), len(order)))
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -342,36 +338,19 @@ def _timed_cell(ds: dict, method: str, eps: float | None, args, train, test, rea
     return row
 
 
-class _Inline:
-    """The executor interface for --jobs 1: each cell runs in this process when submitted."""
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def submit(self, fn, *a):
-        from concurrent.futures import Future
-
-        fut: Future = Future()
-        fut.set_result(fn(*a))
-        return fut
-
-
-def _pool(jobs: int):
+def _run_cells(todo: list, jobs: int, ds: dict, args, train, test, real_auc: float):
+    """Yield each cell's row as it finishes: one by one (``jobs`` 1), else in ``jobs`` spawned processes."""
     if jobs <= 1:
-        return _Inline()
+        for m, eps in todo:
+            yield _timed_cell(ds, m, eps, args, train, test, real_auc)
+        return
     import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn"))
-
-
-def _as_completed(futures):
-    from concurrent.futures import as_completed
-
-    return as_completed(futures)
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(_timed_cell, ds, m, eps, args, train, test, real_auc) for m, eps in todo]
+        for fut in as_completed(futures):
+            yield fut.result()
 
 
 def _data_sha(ds: dict) -> dict:

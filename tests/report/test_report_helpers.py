@@ -4,13 +4,12 @@ thread pool the neighbour searches run their blocks on."""
 from __future__ import annotations
 
 import math
-import threading
 
 import numpy as np
 import pytest
 
 from mipkit.data.neighbors.search import run_blocks
-from mipkit.report.html import plain_log_ticks, preload_plotting
+from mipkit.report.html import plain_log_ticks
 from mipkit.report.results import to_jsonable
 
 
@@ -40,16 +39,25 @@ def test_plain_log_ticks_label_decades_as_numbers():
 
 
 def test_preload_plotting_imports_matplotlib_on_a_thread():
-    thread = preload_plotting()
-    assert isinstance(thread, threading.Thread) and thread.daemon
-    thread.join(timeout=60)
-    assert not thread.is_alive()
+    """In a fresh interpreter (this one may have Matplotlib already): not loaded before, loaded by the thread,
+    with the Agg backend."""
+    import subprocess
     import sys
 
-    assert "matplotlib.pyplot" in sys.modules
-    import matplotlib
-
-    assert matplotlib.get_backend().lower() == "agg"
+    code = (
+        "import sys, threading\n"
+        "from mipkit.report.html import preload_plotting\n"
+        "assert 'matplotlib' not in sys.modules\n"
+        "t = preload_plotting()\n"
+        "assert isinstance(t, threading.Thread) and t.daemon\n"
+        "t.join(timeout=120)\n"
+        "assert not t.is_alive() and 'matplotlib.pyplot' in sys.modules\n"
+        "import matplotlib\n"
+        "print(matplotlib.get_backend().lower())\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=180)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "agg"
 
 
 @pytest.mark.parametrize("n_jobs", [1, 2, 3])

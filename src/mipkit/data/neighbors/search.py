@@ -41,8 +41,8 @@ _MAX_TREE_COLUMNS = 10  # "auto" uses a KD-tree up to this many numeric columns
 def run_blocks(work: Callable[..., Any], blocks: Sequence[tuple], n_jobs: int) -> list:
     """``[work(*b) for b in blocks]``, on up to ``n_jobs`` threads with single-threaded BLAS inside.
 
-    A plain thread pool (results in block order, the first error raised): joblib's thread backend costs tens
-    of milliseconds per call, which a search of a few blocks notices."""
+    A plain thread pool (results in block order, the first error raised): lighter than joblib's thread
+    backend, whose set-up every call paid."""
     if n_jobs == 1 or len(blocks) <= 1:
         return [work(*b) for b in blocks]
     with threadpool_limits(limits=1, user_api="blas"), ThreadPoolExecutor(min(n_jobs, len(blocks))) as pool:
