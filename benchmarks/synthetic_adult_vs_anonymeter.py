@@ -26,8 +26,10 @@ default attacks (nearest neighbour and model, each against its non-member baseli
 command with anonymeter's amount of work: anonymeter's ``evaluate()`` calls alone (its imports, reading and
 start-up left out, a comparison that favours it), and anonymeter's whole process for one round of the three
 secrets (start-up, imports, reading and attacks, as the command's own time counts them). Each command's
-time is the median of ``--repeats`` runs (default 3; all runs are in the JSON); anonymeter runs once (its
-process evaluates every secret twice, first and warm).
+time is the median of ``--repeats`` runs (default 3; all runs are in the JSON); so is anonymeter's (each of
+its processes evaluates every secret twice, first and warm; the ratios use the median of each figure over its
+runs). ``--tag T`` writes ``synthetic_adult_cli_vs_api_T.json`` (a run on another machine or under load keeps
+its own file).
 """
 
 from __future__ import annotations
@@ -148,6 +150,7 @@ def main() -> None:
     ap.add_argument("--inference-only", action="store_true", help="only the timed comparison with anonymeter")
     ap.add_argument("--cli-compare", action="store_true", help="CLI vs library vs anonymeter, inference step")
     ap.add_argument("--repeats", type=int, default=3, help="--cli-compare: runs of each command (median)")
+    ap.add_argument("--tag", default="", help="--cli-compare: suffix of the result file")
     args = ap.parse_args()
 
     from mipkit.workflows.audit_synthetic import attribute_inference, audit_synthetic
@@ -330,6 +333,16 @@ print(json.dumps({"inference_s": res.timings_s["inference"], "in_process_s": tim
 """
 
 
+def _cpu_name() -> str | None:
+    """The processor's model name (Linux), to tell which machine a timing came from."""
+    info = Path("/proc/cpuinfo")
+    if not info.exists():
+        return None
+    lines = info.read_text().splitlines()
+    names = [ln.split(":", 1)[1].strip() for ln in lines if ln.startswith("model name")]
+    return f"{names[0]} x {len(names)}" if names else None
+
+
 def cli_compare(args, original, syn, ctl) -> None:
     """The inference step through the CLI, the library and anonymeter (see the module docstring)."""
     import shutil
@@ -400,32 +413,42 @@ def cli_compare(args, original, syn, ctl) -> None:
         print(f"{label}: CLI {t_cli:.1f} s (inference step {r['cli_inference_step_s']:.1f} s) | library "
               f"{t_api:.1f} s (step {r['api_inference_step_s']:.1f} s) | CLI/library {t_cli / t_api:.2f}x | "
               f"identical results: {same}", flush=True)  # fmt: skip
-    anon = run_anonymeter(original, syn, ctl, args.n_attacks, tmp / "anon")
-    if anon:
-        first = sum(v["first_s"] for v in anon["secrets"].values())
-        second = sum(v["second_s"] for v in anon["secrets"].values())
+    anon_runs = []
+    for _ in range(args.repeats):
+        a = run_anonymeter(original, syn, ctl, args.n_attacks, tmp / "anon")
+        if a is None:
+            break
+        a["first_s"] = sum(v["first_s"] for v in a["secrets"].values())
+        a["second_s"] = sum(v["second_s"] for v in a["secrets"].values())
+        # one round of the process: start-up, imports, reading, the attacks (the warm round taken off)
+        a["process_once_s"] = a["process_wall_s"] - a["second_s"]
+        anon_runs.append(a)
+    if anon_runs:
+        med = {k: float(np.median([a[k] for a in anon_runs]))
+               for k in ("first_s", "second_s", "import_s", "process_wall_s", "process_once_s")}  # fmt: skip
+        first, second, once = med["first_s"], med["second_s"], med["process_once_s"]
         cli = out["runs"]["anonymeter_work"]["cli_wall_s"]
         out["anonymeter"] = {
-            "first_s": first, "second_s": second, "import_s": anon["import_s"],
-            "process_wall_s": anon["process_wall_s"], "secrets": anon["secrets"],
+            **med, "secrets": anon_runs[0]["secrets"],
+            "runs": [{k: a[k] for k in med} for a in anon_runs],
         }  # fmt: skip
         out["anonymeter_first_over_cli"] = first / cli
         out["anonymeter_second_over_cli"] = second / cli
-        # like for like: each tool's whole process once (start-up, imports, reading, the attacks); the
-        # anonymeter process evaluates every secret twice (first and warm), so the warm round is taken off
-        once = anon["process_wall_s"] - second
+        # like for like: each tool's whole process once (start-up, imports, reading, the attacks)
         bare = out["runs"]["anonymeter_work_no_report"]["cli_wall_s"]
-        out["anonymeter"]["process_once_s"] = once
         out["anonymeter_process_over_cli"] = once / cli
         out["anonymeter_process_over_cli_no_report"] = once / bare
-        print(f"anonymeter: {first:.1f} s first call, {second:.1f} s warm "
-              f"(+ import {anon['import_s']:.1f} s; whole process, one round {once:.1f} s); "
+        print(f"anonymeter (median of {len(anon_runs)} processes): {first:.1f} s first call, "
+              f"{second:.1f} s warm (+ import {med['import_s']:.1f} s; "
+              f"whole process, one round {once:.1f} s); "
               f"anonymeter / mipkit CLI (whole command, same attacks): evaluate() calls only "
               f"{first / cli:.1f}x / {second / cli:.1f}x, whole process {once / cli:.1f}x "
               f"({once / bare:.1f}x against the command with --no-report: numbers only, as anonymeter)"
               )  # fmt: skip
     out["uptime_end"] = os.popen("uptime").read().strip()
-    write_json_atomic(RESULTS / "synthetic_adult_cli_vs_api.json", out)
+    out["cpu"] = _cpu_name()
+    name = f"synthetic_adult_cli_vs_api_{args.tag}.json" if args.tag else "synthetic_adult_cli_vs_api.json"
+    write_json_atomic(RESULTS / name, out)
     shutil.rmtree(tmp, ignore_errors=True)
 
 
