@@ -291,9 +291,7 @@ class MSTSynthesizer(_MarginalSynth):
             chosen.append(pick)
         two = [self._measure(ds, p, sigma * math.sqrt(len(chosen))) for p in chosen]
         self.model_ = self._estimate(dom, one + two, self.iters)
-        self.certificate_ = self._certificate(
-            {"tree": [self.disc_.names(p) for p in chosen], "sigma": sigma}
-        )
+        self.certificate_ = self._certificate({"tree": [self.disc_.names(p) for p in chosen], "sigma": sigma})
         if self.progress is not None:
             self.progress(1, 1)
         return self
