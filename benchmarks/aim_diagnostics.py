@@ -41,12 +41,13 @@ def sampling_check() -> dict:
 
     df = planted_table()
     m = AIMSynthesizer(epsilon=50.0, max_rounds=12, iters=300, round_iters=50, random_state=0).fit(df)
-    sampled = m._mbi.Dataset(m.disc_.encode(m.sample(200_000)), m.model_.domain)
+    # mbi's attributes are column positions (mipkit.synthesize.peers_mbi)
+    sampled = m._mbi.Dataset(m.disc_.encode_positions(m.sample(200_000)), m.model_.domain)
     l1 = {}
-    for cl in itertools.combinations(df.columns, 2):
+    for cl in itertools.combinations(m.disc_.attributes, 2):
         p = np.asarray(m.model_.project(cl).datavector(), float)
         s = np.asarray(sampled.project(cl).datavector(), float)
-        l1["".join(cl)] = float(np.abs(p / p.sum() - s / s.sum()).sum())
+        l1["".join(m.disc_.names(cl))] = float(np.abs(p / p.sum() - s / s.sum()).sum())
     return {"model_vs_sample_l1": l1, "max_l1": max(l1.values())}
 
 
