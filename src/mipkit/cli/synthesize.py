@@ -1,8 +1,10 @@
 """``mipkit synthesize``: make private synthetic data with a certificate.
 
 ``mipkit synthesize --data CSV --method dpwgan-gp|dpwgan-gp-scaled|aim|mst|ctgan (--epsilon E [--delta D] |
---target-risk SPEC) --rows N --seed S --out DIR [--domain JSON] [--params JSON] [--json]`` writes
-``DIR/synthetic.csv`` and ``DIR/certificate.json`` (:func:`mipkit.workflows.synthesize.synthesize`). ``SPEC``
+--target-risk SPEC) --rows N --seed S --out DIR [--domain JSON | --domain-share S] [--drop COL ...]
+[--params JSON] [--json]`` writes ``DIR/synthetic.csv`` and ``DIR/certificate.json``
+(:func:`mipkit.workflows.synthesize.synthesize`). Without ``--domain`` the column domain is estimated with
+differential privacy from a share of the budget (``--domain-share``, default 0.1). ``SPEC``
 names a risk target and its parameters: ``eta=0.05``, ``advantage=0.2``, ``tpr-at-fpr=0.05,fpr=0.01``,
 ``success=0.3,baseline=0.2``, ``precision=0.6,base-rate=0.1,recall=0.5``.
 """
@@ -67,6 +69,7 @@ def _print_human(summary: dict, out: str, notes: list[str]) -> None:
         for fpr, tpr in cert["tpr_at_fpr"].items():
             t.add_row(f"certified TPR at FPR {fpr}", f"{tpr:.4f}")
     console.print(t)
+    console.print(f"- Domain: {_domain_line(summary.get('domain') or {})}.", highlight=False)
     if summary.get("resumed_from"):
         console.print(
             f"- Resumed a killed run from its checkpoint (iteration or round {summary['resumed_from']})."
@@ -74,6 +77,18 @@ def _print_human(summary: dict, out: str, notes: list[str]) -> None:
     for note in notes:
         console.print(f"- {note}", highlight=False)
     console.print(f"Wrote {out}/synthetic.csv and {out}/certificate.json", highlight=False)
+
+
+def _domain_line(domain: dict) -> str:
+    source = domain.get("source")
+    if source == "dp-estimated":
+        return (
+            f"estimated with differential privacy (epsilon {domain['epsilon']:.4g}, delta "
+            f"{domain['delta']:.3g}; {domain['share']:.0%} of the budget, included in the epsilon above)"
+        )
+    if source == "public file":
+        return "public (--domain), no privacy cost"
+    return "read from the data (not private)"
 
 
 def register(app: typer.Typer) -> None:
@@ -91,6 +106,14 @@ def register(app: typer.Typer) -> None:
         rows: int = typer.Option(None, "--rows", help="Synthetic records (default: as many as the data)."),
         seed: SeedOption = 0,
         domain: str = typer.Option(None, "--domain", help="JSON file with the public domain of the columns."),
+        domain_share: float = typer.Option(
+            None,
+            "--domain-share",
+            help="Without --domain: the share of --epsilon and --delta that estimates the domain (0.1).",
+        ),
+        drop: list[str] = typer.Option(
+            None, "--drop", help="A column to leave out (repeat, or separate with commas), e.g. an id."
+        ),
         params: str = typer.Option(
             None, "--params", help="Synthesizer options as JSON, e.g. '{\"n_generator\": 100}'."
         ),
@@ -124,6 +147,9 @@ def register(app: typer.Typer) -> None:
                 dom = json.loads(Path(domain).read_text())
             except json.JSONDecodeError as err:
                 raise MipkitValueError(f"--domain {domain} is not valid JSON: {err.msg}.") from None
+            except (OSError, UnicodeDecodeError) as err:
+                raise MipkitValueError(f"--domain {domain} cannot be read: {err}.") from None
+        drops = [c.strip() for item in drop or [] for c in item.split(",") if c.strip()] or None
         from mipkit.data.io import read_table
         from mipkit.workflows.synthesize import synthesize
 
@@ -133,7 +159,8 @@ def register(app: typer.Typer) -> None:
             try:
                 result = synthesize(
                     table, method=method, epsilon=epsilon, delta=delta, target=target, rows=rows,
-                    domain=dom, random_state=seed, progress=bar, checkpoint=Path(out) / CHECKPOINT,
+                    domain=dom, domain_share=domain_share, drop=drops, random_state=seed, progress=bar,
+                    checkpoint=Path(out) / CHECKPOINT,
                     **options,
                 )  # fmt: skip
             except TypeError as err:  # an unknown --params key

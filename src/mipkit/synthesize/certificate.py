@@ -14,7 +14,8 @@ An ``ApproxDP`` guarantee for add/remove gives replace-one by group privacy for 
 stated at ``(1 + e^eps) delta``); a DP-WGAN-GP run is accounted for replace-one directly (its centred
 release has the same noise multiplier under both relations; docs/synthesize.md). Non-private synthesizers
 (CTGAN) get ``certified = False``. :func:`certificate_curve` rebuilds a curve from a certificate read back
-from ``certificate.json``.
+from ``certificate.json``. :func:`with_domain` records where the column domain came from and composes a
+domain estimated with differential privacy into the guarantee.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ __all__ = [
     "certificate_from_dp",
     "certificate_from_record",
     "uncertified",
+    "with_domain",
 ]
 
 #: FPRs at which a certificate lists the certified TPR.
@@ -259,3 +261,37 @@ def uncertified(method: str, *, details: dict | None = None) -> SynthesisCertifi
         details=dict(details or {}),
         notes=[f"{method} is not differentially private: no bound on any privacy risk is certified."],
     )
+
+
+def with_domain(
+    certificate: SynthesisCertificate, domain: dict, record: Any = None, notes: list[str] | None = None
+) -> SynthesisCertificate:
+    """``certificate`` with where its domain came from (``details["domain"]``) and, for a domain estimated
+    with differential privacy (``record``: its ``PureDP`` / ``ApproxDP`` guarantee), the two releases
+    composed: an ``ApproxDP`` synthesizer (AIM, MST) by basic composition (the epsilons and the deltas add
+    up), any other (DP-WGAN-GP) through the PLD of ``Composed([record, synthesizer's record])``."""
+    from dataclasses import replace
+
+    from mipkit.accounting import ApproxDP, Composed, mechanism_from_dict
+
+    details = {**certificate.details, "domain": dict(domain), "domain_source": domain.get("source")}
+    notes = [*certificate.notes, *(notes or [])]
+    if record is None or not certificate.certified:
+        return replace(certificate, details=details, notes=notes)
+    part = mechanism_from_dict(certificate.mechanism)
+    extra = float(getattr(record, "delta", 0.0))
+    details["domain"]["synthesizer"] = {"epsilon": certificate.headline_epsilon, "delta": certificate.delta}
+    if isinstance(part, ApproxDP) and part.neighbours == "add_remove":
+        cert = certificate_from_dp(
+            method=certificate.method,
+            epsilon=part.epsilon + record.epsilon,
+            delta=part.delta + extra,
+            calibration=certificate.calibration,
+            details=details,
+        )
+        return replace(cert, notes=notes)
+    total_delta = float(certificate.delta) + extra
+    return _fill(
+        certificate.method, Composed([record, part]), total_delta, certificate.neighbours,
+        calibration=certificate.calibration, details=details, notes=notes,
+    )  # fmt: skip

@@ -43,7 +43,7 @@ from mipkit._random import check_random_state
 from mipkit._validation import MipkitValueError
 from mipkit.synthesize._torch import require
 from mipkit.synthesize.checkpoint import load_checkpoint, run_key, run_params, save_checkpoint
-from mipkit.synthesize.preprocess import MISSING, infer_domain
+from mipkit.synthesize.preprocess import MISSING, check_domain, infer_domain
 
 __all__ = ["AIMSynthesizer", "MSTSynthesizer", "cdp_delta", "cdp_rho", "drop_compiled_programs_if_many"]
 
@@ -112,7 +112,7 @@ class _Discretiser:
     """Columns <-> integer codes from the public domain (module docstring)."""
 
     def __init__(self, data: pd.DataFrame, domain: dict | None, bins: int) -> None:
-        self.domain = infer_domain(data) if domain is None else domain
+        self.domain = infer_domain(data) if domain is None else check_domain(domain, data)
         self.domain_source = "data" if domain is None else "given"
         self.columns = [str(c) for c in data.columns]
         self.bins = bins

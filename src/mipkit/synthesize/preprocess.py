@@ -9,7 +9,9 @@ clipped to it), per categorical column the list of its categories (one-hot; deco
 coordinate). A missing value is a category of its own (``NaN`` in and out); a numeric column with missing
 values gets an indicator coordinate. When no domain is given it is read from the table, which
 :attr:`TabularEncoder.domain_source` records as ``"data"`` (the guarantee then assumes the domain is public,
-as AIM, MST and most DP synthesizers do).
+as AIM, MST and most DP synthesizers do); :func:`mipkit.workflows.synthesize.synthesize` never does that: it
+takes a public domain (:func:`check_domain`) or estimates one with differential privacy
+(:mod:`mipkit.synthesize.dpdomain`), and maps the records into it (:func:`conform`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import pandas as pd
 
 from mipkit._validation import MipkitValueError
 
-__all__ = ["TabularEncoder", "infer_domain"]
+__all__ = ["TabularEncoder", "check_domain", "conform", "infer_domain"]
 
 MISSING = "__missing__"
 
@@ -109,7 +111,7 @@ class TabularEncoder:
             self.domain = infer_domain(data)
             self.domain_source = "data"
         else:
-            self.domain = _check_domain(self.domain, data)
+            self.domain = check_domain(self.domain, data)
             self.domain_source = "given"
         self.columns = [str(c) for c in data.columns]
         self.dtypes = {str(c): data[c].dtype for c in data.columns}
@@ -143,6 +145,8 @@ class TabularEncoder:
                 index = {c: i for i, c in enumerate(cats)}
                 keys = s.astype(object).where(s.notna(), MISSING).map(lambda x: x if x == MISSING else str(x))
                 codes = keys.map(index)
+                if MISSING in index:  # a category outside the domain is read as missing
+                    codes = codes.fillna(index[MISSING])
                 ok = codes.notna().to_numpy()
                 rows = np.flatnonzero(ok)
                 out[rows, sl.start + codes[ok].to_numpy(dtype=int)] = 1.0
@@ -202,7 +206,13 @@ def _restore_dtype(series: pd.Series, dtype: Any) -> pd.Series:
         return series
 
 
-def _check_domain(domain: Mapping, data: pd.DataFrame) -> dict[str, dict]:
+def check_domain(domain: Mapping, data: pd.DataFrame) -> dict[str, dict]:
+    """A public domain checked against the table's columns (one-line errors); the specs normalised.
+
+    Nothing is read from the records but what a refusal needs: a column with missing values whose spec does
+    not declare ``"missing": true``, or with values outside its ``"categories"`` (read as missing where the
+    spec declares ``"missing": true``), is refused; numeric values outside ``[min, max]`` are clipped.
+    """
     if not isinstance(domain, Mapping):
         raise MipkitValueError(f"The domain must be a dict per column. Got {type(domain).__name__} instead.")
     if data.shape[0] == 0:
@@ -213,6 +223,8 @@ def _check_domain(domain: Mapping, data: pd.DataFrame) -> dict[str, dict]:
         raise MipkitValueError(f"The domain has no entry for the columns {missing_cols}.")
     for col in data.columns:
         name = str(col)
+        if not isinstance(domain[name], Mapping):
+            raise MipkitValueError(f"The domain of {name!r} must be a dict. Got {domain[name]!r} instead.")
         spec = dict(domain[name])
         if data[col].isna().all():
             raise MipkitValueError(
@@ -220,19 +232,66 @@ def _check_domain(domain: Mapping, data: pd.DataFrame) -> dict[str, dict]:
             )
         kind = spec.get("type")
         if kind == "numeric":
-            lo, hi = float(spec.get("min", math.nan)), float(spec.get("max", math.nan))
+            try:
+                lo, hi = float(spec.get("min", math.nan)), float(spec.get("max", math.nan))
+            except (TypeError, ValueError):
+                lo = hi = math.nan
             if not (math.isfinite(lo) and math.isfinite(hi) and hi >= lo):
                 raise MipkitValueError(f"The domain of {name!r} needs finite 'min' <= 'max'. Got {spec!r}.")
-            spec.setdefault("integer", False)
+            if not pd.api.types.is_numeric_dtype(data[col]):
+                raise MipkitValueError(
+                    f"The domain declares {name!r} numeric but the column holds text; declare it categorical."
+                )
+            spec["integer"] = bool(spec.get("integer", False))
         elif kind == "categorical":
             cats = spec.get("categories")
-            if not cats:
+            if not cats or isinstance(cats, (str, Mapping)):
                 raise MipkitValueError(f"The domain of {name!r} needs a non-empty 'categories' list.")
             spec["categories"] = [str(c) for c in cats]
         else:
             raise MipkitValueError(
                 f"The domain of {name!r} must have 'type' 'numeric' or 'categorical'. Got {kind!r} instead."
             )
-        spec["missing"] = bool(spec.get("missing", False) or data[col].isna().any())
+        spec["missing"] = bool(spec.get("missing", False))
+        n_missing = int(data[col].isna().sum())
+        if n_missing and not spec["missing"]:
+            raise MipkitValueError(
+                f"The column {name!r} has {n_missing} missing values but its domain does not declare "
+                '"missing": true; declare it, or fill or drop those records.'
+            )
+        if kind == "categorical" and not spec["missing"]:
+            outside = int((~data[col].dropna().map(str).isin(spec["categories"])).sum())
+            if outside:
+                raise MipkitValueError(
+                    f"The column {name!r} has {outside} values not among its domain's categories; list them, "
+                    'or declare "missing": true to read them as missing.'
+                )
         out[name] = spec
+    return out
+
+
+_check_domain = check_domain
+
+
+def conform(data: pd.DataFrame, domain: Mapping, fill: Mapping | None = None) -> pd.DataFrame:
+    """The records mapped into ``domain``: a category outside it and a missing value where the domain has no
+    missing to ``fill[column]`` (categorical: to missing where the domain has it); numeric values clipped
+    to ``[min, max]``. A record-by-record map: neighbouring tables stay neighbours."""
+    fill = dict(fill or {})
+    out = data.copy()
+    for col in data.columns:
+        name = str(col)
+        spec, s = domain[name], data[col]
+        if spec["type"] == "numeric":
+            v = pd.to_numeric(s, errors="coerce").astype(float)
+            v = v.clip(float(spec["min"]), float(spec["max"]))
+            if not spec.get("missing", False) and v.isna().any():
+                v = v.fillna(float(fill.get(name, (float(spec["min"]) + float(spec["max"])) / 2.0)))
+            out[col] = v
+        else:
+            cats = set(spec["categories"])
+            keys = s.astype(object).where(s.notna(), None).map(lambda x: None if x is None else str(x))
+            inside = keys.isin(cats)
+            other = None if spec.get("missing", False) else fill.get(name, spec["categories"][0])
+            out[col] = keys.where(inside, other).astype(object)
     return out

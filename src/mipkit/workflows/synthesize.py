@@ -4,6 +4,11 @@
 AIM, MST or the non-private CTGAN), samples ``rows`` records and returns a :class:`SynthesisResult`;
 :meth:`SynthesisResult.write` writes ``synthetic.csv`` and ``certificate.json`` into a folder. The privacy is
 set by ``epsilon`` (with ``delta``) or by any mipkit risk target (docs/synthesize.md).
+
+The column domain is public (``domain=``, declared by the user and used as is) or estimated with differential
+privacy from a share of ``epsilon`` and ``delta`` (:mod:`mipkit.synthesize.dpdomain`; the synthesizer gets the
+rest and the certificate composes both); it is never read from the data silently. Identifier-like columns
+and infinite values are refused before any fitting, and integer and bool columns keep their type.
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ from typing import Any
 import pandas as pd
 
 from mipkit._validation import MipkitValueError, check_choice, check_positive_int
-from mipkit.synthesize.certificate import SynthesisCertificate
+from mipkit.synthesize.certificate import SynthesisCertificate, with_domain
+from mipkit.synthesize.tablecheck import check_finite, check_identifiers, drop_columns, restore_types
 
 __all__ = ["SynthesisResult", "synthesize"]
 
@@ -49,7 +55,8 @@ class SynthesisResult:
     resumed_from: int = 0
 
     def summary(self) -> dict:
-        """What ``mipkit synthesize --json`` prints: method, epsilon, delta, rows, seconds, certified, ..."""
+        """What ``mipkit synthesize --json`` prints: method, epsilon, delta, rows, seconds, certified, ...,
+        and ``domain`` (where the column domain came from, and its share of the budget)."""
         c = self.certificate
         return {
             "method": self.method,
@@ -62,6 +69,7 @@ class SynthesisResult:
             "certified": c.summary(),
             "epsilon_by_relation": dict(c.epsilon),
             "resumed_from": self.resumed_from,
+            "domain": c.details.get("domain"),
         }
 
     def write(self, out: str | Path) -> Path:
@@ -85,6 +93,8 @@ def synthesize(
     target: Any = None,
     rows: int | None = None,
     domain: dict | None = None,
+    domain_share: float | None = None,
+    drop: list[str] | None = None,
     random_state: int | None = 0,
     progress: Callable[[int, int], None] | None = None,
     checkpoint: str | Path | None = None,
@@ -106,7 +116,15 @@ def synthesize(
     rows : int, optional
         Synthetic records, ``>= 1``.
     domain : dict, optional
-        Public column domain; default: read from ``data`` (recorded in the certificate).
+        Public column domain (``{column: {"type": "numeric", "min", "max"[, "integer", "missing"]}`` or
+        ``{"type": "categorical", "categories": [...][, "missing"]}``), used as is. Default: estimated with
+        differential privacy from ``domain_share`` of the budget (``epsilon`` only: refused with a risk
+        ``target``, a fixed ``noise_multiplier`` or replace-one ``neighbours``); CTGAN reads it from the data.
+    domain_share : float, optional
+        Share of ``epsilon`` and ``delta`` spent on the domain when none is given, in ``(0, 1)``; default
+        :data:`~mipkit.synthesize.dpdomain.DEFAULT_SHARE` (0.1).
+    drop : list of str, optional
+        Columns left out (identifier-like columns are refused otherwise, unless ``domain`` declares them).
     random_state : int, optional
     progress : callable, optional
         ``progress(done, total)`` while fitting.
@@ -130,26 +148,102 @@ def synthesize(
         raise MipkitValueError(f"The 'epsilon' parameter of {owner} must be > 0. Got {epsilon!r} instead.")
     if not (isinstance(delta, (int, float)) and 0.0 < delta < 1.0):
         raise MipkitValueError(f"The 'delta' parameter of {owner} must be in (0, 1). Got {delta!r} instead.")
-    from mipkit.synthesize.preprocess import infer_domain
+    data = drop_columns(data, drop)
+    from mipkit.synthesize.preprocess import check_domain, conform, infer_domain
 
-    infer_domain(data)  # refuses an empty table and empty or all-missing columns before any fitting
+    infer_domain(data, max_categories=len(data) + 1)  # refuses empty tables and all-missing columns
+    check_finite(data)
+    check_identifiers(data, declared=domain if isinstance(domain, dict) else ())
+    fit_epsilon, fit_delta, train, estimate = epsilon, delta, data, None
+    if domain is not None:
+        if domain_share is not None:
+            raise MipkitValueError("Give a public domain (--domain FILE) or --domain-share, not both.")
+        domain = check_domain(domain, data)
+        train = conform(data, domain)
+        source: dict = {"source": "public file", "epsilon": 0.0}
+    if method == "ctgan":  # not private: it reads its own encoding from the data whatever the domain
+        source = {"source": "data", "epsilon": None}
+    elif domain is None:
+        estimate = _estimate_domain(data, method, epsilon, delta, target, domain_share, random_state, options)
+        domain = estimate.domain
+        train = conform(data, domain, estimate.fill)
+        fit_epsilon = (3.0 if epsilon is None else float(epsilon)) - estimate.epsilon
+        fit_delta = float(delta) - estimate.delta
+        source = estimate.summary()
     if checkpoint is not None and method in RESUMABLE:
         options["checkpoint"] = checkpoint
     clock = time.perf_counter()
     synth = make_synthesizer(
-        method, epsilon=epsilon, delta=delta, target=target, domain=domain,
+        method, epsilon=fit_epsilon, delta=fit_delta, target=target, domain=domain,
         random_state=random_state, progress=progress, **options,
     )  # fmt: skip
-    synth.fit(data)
+    synth.fit(train)
     before = float(getattr(synth, "resumed_seconds_", 0.0))  # a resumed fit: the killed run's time too
     fit_seconds = time.perf_counter() - clock + before
-    table = synth.sample(n_rows)
+    table = restore_types(synth.sample(n_rows), {str(c): data[c].dtype for c in data.columns}, domain)
     return SynthesisResult(
         method=method,
         synthetic=table,
-        certificate=synth.certificate_,
+        certificate=with_domain(
+            synth.certificate_, source, None if estimate is None else estimate.record(), _notes(estimate)
+        ),
         seconds=time.perf_counter() - clock + before,
         fit_seconds=fit_seconds,
         delta=float(delta),
         resumed_from=int(getattr(synth, "resumed_from_", 0)),
     )
+
+
+#: Keys of the domain estimate's stream of a ``random_state`` (apart from the synthesizer's own).
+_DOMAIN_STREAM = 0x646F6D61696E  # "domain"
+
+
+def _estimate_domain(
+    data: pd.DataFrame,
+    method: str,
+    epsilon: float | None,
+    delta: float,
+    target: Any,
+    share: float | None,
+    random_state: Any,
+    options: dict,
+) -> Any:
+    """The domain estimated with ``share`` of ``(epsilon, delta)``; refused where the budget is not an
+    ``epsilon`` to split (one line naming ``--domain FILE``)."""
+    import numpy as np
+
+    from mipkit._random import check_random_state
+    from mipkit.synthesize.dpdomain import DEFAULT_SHARE, estimate_domain
+
+    why = None
+    if target is not None:
+        why = "a --target-risk calibration"
+    elif options.get("noise_multiplier") is not None:
+        why = "a fixed noise_multiplier"
+    elif options.get("neighbours", "add_remove") != "add_remove":
+        why = "replace-one neighbours"
+    if why is not None:
+        raise MipkitValueError(
+            f"The column domain can be estimated privately only from an --epsilon budget, not with {why}: "
+            "give the public domain with --domain FILE."
+        )
+    share = DEFAULT_SHARE if share is None else share
+    if not (isinstance(share, (int, float)) and 0.0 < share < 1.0):
+        raise MipkitValueError(f"--domain-share must be in (0, 1). Got {share!r} instead.")
+    eps = 3.0 if epsilon is None else float(epsilon)
+    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
+        rng = np.random.default_rng([_DOMAIN_STREAM, int(random_state)])
+    else:
+        rng = check_random_state(random_state)
+    return estimate_domain(data, epsilon=share * eps, delta=share * delta, rng=rng, share=float(share))
+
+
+def _notes(estimate: Any) -> list[str]:
+    if estimate is None:
+        return []
+    return [
+        f"The column domain was estimated with differential privacy (epsilon {estimate.epsilon:.4g}, delta "
+        f"{estimate.delta:.3g}: {estimate.share:.0%} of the budget, composed with the synthesizer's); "
+        "categories held by few records and values outside the estimated ranges are not in the synthetic "
+        "data."
+    ]
