@@ -242,8 +242,7 @@ def _notes(estimate: Any) -> list[str]:
     if estimate is None:
         return []
     return [
-        f"The column domain was estimated with differential privacy (epsilon {estimate.epsilon:.4g}, delta "
-        f"{estimate.delta:.3g}: {estimate.share:.0%} of the budget, composed with the synthesizer's); "
-        "categories held by few records and values outside the estimated ranges are not in the synthetic "
-        "data."
+        f"The column domain was estimated with differential privacy ({estimate.share:.0%} of the budget, in "
+        "the epsilon above): categories held by few records and values outside the estimated ranges are not "
+        "in the synthetic data."
     ]
