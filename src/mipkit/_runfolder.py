@@ -1,6 +1,6 @@
 """Safe writes into a run folder: one run at a time, whole files or none, nothing followed, nothing left over.
 
-A run folder (``mipkit audit --out DIR``, ...) holds the files of the last finished run. Four rules keep
+A run folder (``mipkit audit --out DIR``, ...) holds the files of the last finished run. Five rules keep
 them:
 
 * **A lock** (:class:`RunFolderLock`): a run takes an exclusive ``flock`` on ``DIR/.mipkit.lock`` for its
@@ -16,10 +16,19 @@ them:
   only write their temporaries; the renames happen together when the block ends without an error. A run
   that fails or is killed before that point leaves every file of the previous run in place, so
   ``config.json`` never describes a run whose ``results.json`` is not there.
+  ``report.html`` is written in the same stage as the results it shows, and the previous run's files that
+  the new run does not write (``replaces``) are removed with the renames; a journal completes renames a
+  kill interrupted (:mod:`mipkit._runcommit`), so the folder holds the whole previous run or the whole new
+  one.
 * **Leftovers** (:func:`remove_leftovers`): temporaries of a killed run are removed when the next run takes
   the lock.
+* **No symlink followed**: no file of a run folder is opened through a symbolic link, for writing (atomic
+  files replace the link; the lock file, ``ledger.sqlite`` and its side files are refused when they are
+  links) or reading (:func:`read_run_file` and :func:`mipkit._runcommit.read_nofollow` refuse a link with
+  one line; a checkpoint that is a link is ignored and replaced).
 
-This module is at the bottom of the layers: it imports nothing of mipkit but :mod:`mipkit._validation`.
+This module is at the bottom of the layers: it imports nothing of mipkit but :mod:`mipkit._validation`
+(and its helper :mod:`mipkit._runcommit`).
 """
 
 from __future__ import annotations
@@ -38,9 +47,19 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, Any
 
+from mipkit._runcommit import (
+    JOURNAL_FILE,
+    TEMP_SUFFIX,
+    commit_files,
+    fsync_folder,
+    read_nofollow,
+    refuse_symlink,
+    remove_leftovers,
+)
 from mipkit._validation import MipkitValueError
 
 __all__ = [
+    "JOURNAL_FILE",
     "LOCK_FILE",
     "TEMP_SUFFIX",
     "RunFolderBusyError",
@@ -48,15 +67,14 @@ __all__ = [
     "atomic_write",
     "check_output_path",
     "lock_run_folder",
+    "read_nofollow",
+    "read_run_file",
+    "refuse_symlink",
     "remove_leftovers",
     "staged_writes",
 ]
 
 LOCK_FILE = ".mipkit.lock"
-TEMP_SUFFIX = ".mipkit-tmp"
-#: Temporary names of earlier mipkit versions (fixed or ``mkstemp`` names), removed like our own.
-_LEGACY_TEMPS = ("report.html.tmp",)
-_LEGACY_PREFIXES = (".results.json.", ".config.json.")
 
 Writer = Callable[[IO[bytes]], Any]
 
@@ -115,16 +133,16 @@ def check_output_path(path: str | os.PathLike | None, *, what: str = "output fol
 class _Stage:
     """The temporaries written inside one :func:`staged_writes` block, renamed together at its end."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, replaces: tuple[str, ...] = ()) -> None:
         self.folder = folder
         self.key = _folder_key(folder)
         self.pending: dict[Path, Path] = {}  # final path -> temporary, in the order first written
+        self.replaces = list(replaces)  # files of the previous run, removed unless written again
 
     def commit(self) -> None:
-        for final, tmp in self.pending.items():
-            os.replace(tmp, final)
+        written = {final.name for final in self.pending}
+        commit_files(self.folder, self.pending, [n for n in self.replaces if n not in written])
         self.pending.clear()
-        _fsync_folder(self.folder)
 
     def discard(self) -> None:
         for tmp in self.pending.values():
@@ -141,14 +159,18 @@ def _folder_key(folder: Path) -> str:
 
 
 @contextlib.contextmanager
-def staged_writes(folder: str | os.PathLike) -> Iterator[Path]:
+def staged_writes(folder: str | os.PathLike, *, replaces: tuple[str, ...] = ()) -> Iterator[Path]:
     """Defer the renames of every :func:`atomic_write` into ``folder`` to the end of the block.
 
     Inside the block, :func:`atomic_write` into ``folder`` writes and syncs its temporary and returns; the
-    temporaries replace the final files together, in the order written, when the block ends normally. When
-    the block raises (or the process is killed), the temporaries are deleted (or left for
-    :func:`remove_leftovers`) and the files of the folder stay as they were. A file read inside the block is
-    its old version.
+    temporaries replace the final files together when the block ends normally, and the files named in
+    ``replaces`` (the files a run of this kind writes) that the block did not write are removed with them,
+    so no file of the previous run stays beside the new ones. The renames and removals are journalled
+    (:func:`mipkit._runcommit.commit_files`): a kill in their middle is completed by the next run that
+    takes the folder's lock. When the block raises (or the process is killed before the commit), the
+    temporaries are deleted (or left for :func:`remove_leftovers`) and the files of the folder stay as
+    they were. A file read inside the block with :func:`read_run_file` is its new version; a block inside
+    a block on the same folder joins the outer one.
 
     Examples
     --------
@@ -162,7 +184,12 @@ def staged_writes(folder: str | os.PathLike) -> Iterator[Path]:
     """
     path = Path(folder)
     path.mkdir(parents=True, exist_ok=True)
-    stage = _Stage(path)
+    outer = _active_stage(path)
+    if outer is not None:  # joins the enclosing stage: committed with it
+        outer.replaces += [n for n in replaces if n not in outer.replaces]
+        yield path
+        return
+    stage = _Stage(path, tuple(replaces))
     token = _STAGES.set((*_STAGES.get(), stage))
     try:
         yield path
@@ -179,6 +206,21 @@ def staged_writes(folder: str | os.PathLike) -> Iterator[Path]:
         _STAGES.reset(token)
 
 
+def read_run_file(path: str | os.PathLike) -> bytes | None:
+    """The current version of a run-folder file: inside a :func:`staged_writes` block that wrote it, its
+    new (staged) version; None when it does not exist or the block will remove it (``replaces``); never
+    through a symbolic link (:func:`mipkit._runcommit.read_nofollow` refuses one)."""
+    final = Path(path)
+    stage = _active_stage(final.parent)
+    if stage is not None:
+        tmp = stage.pending.get(final)
+        if tmp is not None:
+            return read_nofollow(tmp)
+        if final.name in stage.replaces:
+            return None
+    return read_nofollow(final)
+
+
 def _active_stage(folder: Path) -> _Stage | None:
     stages = _STAGES.get()
     if not stages:
@@ -193,20 +235,6 @@ def _active_stage(folder: Path) -> _Stage | None:
 def _temp_name(final: Path) -> Path:
     stem = final.name[:80]  # keep the temporary's name under the 255-byte limit of most file systems
     return final.parent / f".{stem}.{os.getpid()}.{secrets.token_hex(4)}{TEMP_SUFFIX}"
-
-
-def _fsync_folder(folder: Path) -> None:
-    """Make the renames in ``folder`` durable (a no-op where folders cannot be opened)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY | _O_CLOEXEC)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
 
 
 def atomic_write(path: str | os.PathLike, data: bytes | str | Writer, *, mode: int | None = None) -> Path:
@@ -262,42 +290,8 @@ def atomic_write(path: str | os.PathLike, data: bytes | str | Writer, *, mode: i
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
-    _fsync_folder(final.parent)
+    fsync_folder(final.parent)
     return final
-
-
-def _is_leftover(name: str) -> bool:
-    if name.startswith(".") and name.endswith(TEMP_SUFFIX):
-        return True
-    if name in _LEGACY_TEMPS:
-        return True
-    return name.endswith(".tmp") and name.startswith(_LEGACY_PREFIXES)
-
-
-def remove_leftovers(folder: str | os.PathLike, *, depth: int = 1) -> list[Path]:
-    """Delete the temporaries a killed run left in ``folder`` (and its subfolders, ``depth`` levels down).
-
-    Only names that mipkit's writers use are touched (``.*.mipkit-tmp`` and the fixed temporary names of
-    earlier versions); a symlink with such a name is removed itself, never its target, and symlinked
-    subfolders are not entered. Call it while holding the folder's lock, so that no running writer loses
-    its temporary. Returns the paths removed.
-    """
-    removed: list[Path] = []
-    root = Path(folder)
-    try:
-        entries = list(os.scandir(root))
-    except OSError:
-        return removed
-    for entry in entries:
-        try:
-            if _is_leftover(entry.name) and not entry.is_dir(follow_symlinks=False):
-                os.unlink(entry.path)
-                removed.append(Path(entry.path))
-            elif depth > 0 and entry.is_dir(follow_symlinks=False):
-                removed += remove_leftovers(entry.path, depth=depth - 1)
-        except OSError:
-            continue
-    return removed
 
 
 # -- the lock -----------------------------------------------------------------------------------------------

@@ -206,8 +206,14 @@ def test_slice_metrics_equal_the_metrics_of_the_subset():
         if r["column"] == "grp":
             keep = grp == r["group"]
         else:
-            lo, hi = (float(v) for v in r["group"].strip("[])").split(", "))
-            keep = (age >= lo) & ((age <= hi) if r["group"].endswith("]") else (age < hi))
+            label = r["group"]  # "< b", "[a, b)" or ">= a": no label names the real minimum or maximum
+            if label.startswith("<"):
+                keep = age < float(label[2:])
+            elif label.startswith(">="):
+                keep = age >= float(label[3:])
+            else:
+                lo, hi = (float(v) for v in label.strip("[)").split(", "))
+                keep = (age >= lo) & (age < hi)
         assert r["n_records"] == keep.sum() and r["member_trials"] == lab[:, keep].sum()
         ref = _independent(s[:, keep], lab[:, keep], g[:, keep], fprs)
         assert r["auc"] == pytest.approx(ref["auc"], abs=1e-12)
@@ -234,7 +240,9 @@ def test_more_exposed_subgroup_is_flagged_and_small_ones_are_not_measured():
     assert rows["exposed"]["more_exposed"] and rows["exposed"]["more_exposed_by"] == ["eta", "auc"]
     assert rows["exposed"]["auc_excess_ci"][0] > 0
     assert rows["rest"]["more_exposed"] is False
-    assert rows["tiny"]["auc"] is None and rows["tiny"]["note"].startswith("too few records")
+    assert "tiny" not in rows  # a value held by fewer than min_records records is pooled, not named
+    assert rows["(rarer values)"]["n_records"] == 3
+    assert rows["(rarer values)"]["auc"] is None and rows["(rarer values)"]["note"].startswith("too few")
     assert [r["group"] for r in res.most_exposed] == ["exposed"]
     # no subgroup differs: nothing flagged
     flat = rng.normal(size=(T, n)) + lab * 0.5

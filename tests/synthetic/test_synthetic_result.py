@@ -64,8 +64,12 @@ def test_to_dict_is_json_and_written_results(result, tmp_path):
     assert saved["kind"] == "audit-synthetic"
     assert {k: saved[k] for k in d} == d
     pd.testing.assert_frame_equal(pd.read_parquet(run / "scores.parquet"), result.scores)
-    pd.testing.assert_frame_equal(pd.read_parquet(run / "inference.parquet"), result.inference_targets)
+    targets = pd.read_parquet(run / "inference.parquet")  # whether each guess was right tells the secret
+    assert not [c for c in targets.columns if c.endswith("_correct")]
+    pd.testing.assert_frame_equal(targets, result.inference_targets[list(targets.columns)])
     assert (run / "report.html").is_file()
+    result.write(run, target_outcomes=True)  # asked for: the whole table
+    pd.testing.assert_frame_equal(pd.read_parquet(run / "inference.parquet"), result.inference_targets)
     with pytest.raises(dataclasses.FrozenInstanceError):
         result.inference = {}
 

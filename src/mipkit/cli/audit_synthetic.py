@@ -48,6 +48,8 @@ FLAGS = flag_table(
                                                 results.json (real values).
 --certificate                                   The synthesizer's certificate.json: certified bounds
                                                 beside the measured ones.
+--include-target-outcomes                       Also write whether each inference guess was right to
+                                                inference.parquet (it tells each target's secret).
 --singling-out                                  Singling-out attack: this many predicates per mode
                                                 (univariate, multivariate), against the non-member
                                                 records. Off by default.
@@ -166,6 +168,7 @@ def register(app: typer.Typer) -> None:
         non_member_baseline: Annotated[bool, FLAGS["--non-member-baseline/--no-non-member-baseline"]] = True,
         include_data_summary: Annotated[bool, FLAGS["--include-data-summary"]] = False,
         certificate: Annotated[str | None, FLAGS["--certificate"]] = None,
+        include_target_outcomes: Annotated[bool, FLAGS["--include-target-outcomes"]] = False,
         singling_out: Annotated[int | None, FLAGS["--singling-out"]] = None,
         singling_out_cols: Annotated[int, FLAGS["--singling-out-cols"]] = 3,
         linkability: Annotated[str | None, FLAGS["--linkability"]] = None,
@@ -184,6 +187,11 @@ def register(app: typer.Typer) -> None:
         from mipkit.data.io import read_table
         from mipkit.workflows.audit_synthetic import audit_synthetic
 
+        cert = None
+        if certificate:  # parsed and checked whole first: a bad file fails before anything is run or written
+            from mipkit.synthesize.certificate import SynthesisCertificate
+
+            cert = SynthesisCertificate.read(certificate)
         if n_attacks < 1:
             raise MipkitValueError(f"--n-attacks must be >= 1. Got {n_attacks}.")
         for flag, rows in (
@@ -202,11 +210,6 @@ def register(app: typer.Typer) -> None:
         policy = _check_policy(fail_above, fail_metric)
         attack_list = _check_list("--attacks", attacks, ("nearest", "model"))
         check_list = _check_list("--checks", checks, ("nnaa", "dcr", "inference"))
-        cert = None
-        if certificate:  # read first: a bad file fails before the audit runs
-            from mipkit.synthesize.certificate import SynthesisCertificate
-
-            cert = SynthesisCertificate.read(certificate)
         if not no_report:  # Matplotlib loads while the data are read and audited
             from mipkit.report.html import preload_plotting
 
@@ -266,12 +269,14 @@ def register(app: typer.Typer) -> None:
                 linkability=aux,
                 linkability_neighbors=linkability_neighbors,
             )
-        run_dir = result.write(out, report=not no_report and cert is None)  # with a certificate: below
         certified = None
-        if cert is not None:  # writes run_dir/certified_bounds.json (and the report, with its bounds)
-            from mipkit.synthesize.audit_bounds import audit_with_certificate, certified_lines
+        if cert is not None:  # computed before anything is written: the run's files are committed together
+            from mipkit.synthesize.audit_bounds import certified_audit_bounds, certified_lines
 
-            certified = audit_with_certificate(cert, result, run_dir, report=not no_report)
+            certified = certified_audit_bounds(cert, result)
+        run_dir = result.write(
+            out, report=not no_report, certified=certified, target_outcomes=include_target_outcomes
+        )
         if as_json:
             extra = {} if certified is None else {"certified": certified}
             typer.echo(json.dumps({**result.summary(), "run_dir": str(run_dir), **extra}))

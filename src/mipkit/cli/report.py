@@ -61,6 +61,7 @@ def register(app: typer.Typer) -> None:
         folder = check_out_folder(run_dir, "RUN_DIR")
         results = read_results(folder)  # a folder without results.json is refused before it is locked
         hold_run_folder(folder, "RUN_DIR")  # no run is writing it while the report is rebuilt
+        results = read_results(folder)  # again under the lock (which finishes a commit a kill interrupted)
         check_results(results, folder)
         path = _rebuild(rebuild_report, folder)
         if as_json:

@@ -119,6 +119,9 @@ def register(app: typer.Typer) -> None:
         ),
         out: str = typer.Option(..., "--out", help="Output folder."),
         as_json: JsonOption = False,
+        raw_csv: bool = typer.Option(
+            False, "--raw-csv", help="Write synthetic.csv cells as they are (no leading ' before =, +, -, @)."
+        ),
     ) -> None:
         """Make private synthetic data: DP-WGAN-GP, AIM, MST or CTGAN, with a certificate of its privacy."""
         from pathlib import Path
@@ -165,7 +168,7 @@ def register(app: typer.Typer) -> None:
                 )  # fmt: skip
             except TypeError as err:  # an unknown --params key
                 raise MipkitValueError(f"--params: {err}.") from None
-        result.write(out)
+        result.write(out, raw_csv=raw_csv)
         summary = {**result.summary(), "out": str(out)}
         if as_json:
             typer.echo(json.dumps(summary, allow_nan=False))

@@ -13,7 +13,8 @@ Rows are namespaced by ``run_key``, a hash of everything the outputs depend on (
 :func:`make_run_key`). A run with a different configuration in the same folder therefore gets its own
 namespace and never reads another configuration's fits; re-running the same configuration finds its rows and
 skips them. Only the parent process writes (worker processes return their outputs to it), so SQLite always
-has a single writer.
+has a single writer. A symbolic link at ``ledger.sqlite`` (or at SQLite's ``-wal``, ``-shm``, ``-journal``
+files beside it) is refused with one line, never followed (``mipkit._runfolder``'s rules).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from mipkit._runcommit import refuse_symlink
 from mipkit._validation import MipkitValueError
 
 __all__ = ["LEDGER_FILENAME", "Ledger", "hash_array", "make_run_key"]
@@ -186,15 +188,16 @@ class Ledger:
                 f"The 'run_key' parameter of Ledger must be a non-empty string. Got {run_key!r} instead."
             )
         path = Path(path)
-        if path.is_dir() or path.suffix == "":
+        if (path.is_dir() and not path.is_symlink()) or path.suffix == "":
             path = path / LEDGER_FILENAME
         self.path = path
+        self._refuse_links()
         self.run_key = run_key
         self._info = json.dumps(info or {}, sort_keys=True, default=repr)
         self._registered = False
         self._closed = False
         self._conn: sqlite3.Connection | None = None
-        if path.exists():
+        if path.exists() or path.is_symlink():
             self._connect()  # an existing ledger is checked now; a new one is created by the first put
 
     def _connect(self) -> sqlite3.Connection:
@@ -203,6 +206,7 @@ class Ledger:
         if self._closed:
             raise MipkitValueError(f"The ledger {self.path} is closed.")
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._refuse_links()
         conn = None
         side_files = [Path(f"{self.path}{suffix}") for suffix in ("-wal", "-shm")]
         new_side_files = [p for p in side_files if not p.exists()]
@@ -220,6 +224,11 @@ class Ledger:
             raise self._open_error(exc) from None
         self._conn = conn
         return conn
+
+    def _refuse_links(self) -> None:
+        """A symlink at the ledger's name (or at SQLite's side files) is refused, never followed."""
+        for p in (self.path, *(Path(f"{self.path}{s}") for s in ("-wal", "-shm", "-journal"))):
+            refuse_symlink(p)
 
     def _open_error(self, exc: sqlite3.DatabaseError) -> Exception:
         """An unusable ledger file (bad input) or a file-system failure (an OSError: full disk, ...)."""

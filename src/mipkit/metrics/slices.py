@@ -64,6 +64,7 @@ MAX_LEVELS = 10
 N_BINS = 4
 ALL = "(all records)"
 MISSING = "(missing)"
+RARE = "(rarer values)"
 METHOD = (
     "two-way cluster bootstrap over target models and records restricted to each subgroup's records "
     "(pigeonhole bootstrap, Owen 2007; docs/theory.md section 11); marginal studentised intervals"
@@ -75,14 +76,16 @@ RULE = (
 
 
 def group_labels(
-    values: Any, *, max_levels: int = MAX_LEVELS, n_bins: int = N_BINS
+    values: Any, *, max_levels: int = MAX_LEVELS, n_bins: int = N_BINS, min_count: int = MIN_RECORDS
 ) -> tuple[np.ndarray, list[str], str | None]:
     """Subgroup of each record: ``(codes, levels, binning)``; ``levels[codes[i]]`` is record ``i``'s subgroup.
 
     A value is its own subgroup (as text; missing values form ``"(missing)"``), except in a column of numbers
     (not text that looks like numbers) with more than ``max_levels`` distinct values, which is cut at its
-    ``n_bins``-quantiles into bins ``"[a, b)"`` (the last one closed); ``binning`` then says so (else None).
-    Levels are in sorted order.
+    ``n_bins``-quantiles into bins ``"< b"``, ``"[a, b)"``, ..., ``">= a"``; ``binning`` then says so (else
+    None). Levels are in sorted order. No label discloses a record's value: the outer bins do not name the
+    column's minimum and maximum, and the values held by fewer than ``min_count`` records are pooled into
+    one subgroup ``"(rarer values)"`` (last, before ``"(missing)"``).
     """
     s = pd.Series(values.to_numpy() if isinstance(values, pd.Series) else np.asarray(values))
     if s.dtype == object:  # a column of numbers with missing cells read as objects
@@ -99,7 +102,7 @@ def group_labels(
         if uniq.size > max_levels:
             edges = np.unique(np.quantile(x[~missing], np.linspace(0.0, 1.0, n_bins + 1)))
             k = edges.size - 1
-            levels = [f"[{edges[j]:.4g}, {edges[j + 1]:.4g}{']' if j == k - 1 else ')'}" for j in range(k)]
+            levels = [_bin_label(edges, j) for j in range(k)]
             codes[~missing] = np.clip(np.searchsorted(edges[1:-1], x[~missing], side="right"), 0, k - 1)
             binning = f"{k} quantile bins (the column has {uniq.size} distinct values)"
         else:
@@ -110,10 +113,31 @@ def group_labels(
         uniq = np.unique(text) if text.size else np.array([], dtype=object)
         levels = [str(v) for v in uniq]
         codes[~missing] = np.searchsorted(uniq, text)
+    if binning is None and min_count > 1 and levels:
+        counts = np.bincount(codes[~missing], minlength=len(levels))
+        rare = counts < min_count
+        if rare.any():
+            kept = [lev for lev, r in zip(levels, rare, strict=True) if not r]
+            remap = np.full(len(levels), len(kept))
+            remap[~rare] = np.arange(len(kept))
+            codes[~missing] = remap[codes[~missing]]
+            levels = [*kept, RARE]
     if missing.any():
         codes[missing] = len(levels)
         levels = [*levels, MISSING]
     return codes, levels, binning
+
+
+def _bin_label(edges: np.ndarray, j: int) -> str:
+    """Bin ``j`` of the quantile ``edges``, without the outer edges (the real minimum and maximum)."""
+    k = edges.size - 1
+    if k == 1:
+        return "(all values)"
+    if j == 0:
+        return f"< {edges[1]:.4g}"
+    if j == k - 1:
+        return f">= {edges[j]:.4g}"
+    return f"[{edges[j]:.4g}, {edges[j + 1]:.4g})"
 
 
 def _interval(est: float, rep: np.ndarray, confidence: float, lo: float, hi: float) -> list[float]:
@@ -391,7 +415,7 @@ def _summarise(
     feats = features if isinstance(features, Mapping) else None
     names = set(features) if features is not None and feats is None else None
     for column, values in cols.items():
-        codes, levels, binning = group_labels(values, max_levels=max_levels)
+        codes, levels, binning = group_labels(values, max_levels=max_levels, min_count=min_records)
         is_feature = feats.get(column) if feats is not None else (column in names if names else None)
         columns[column] = {
             "is_feature": is_feature,

@@ -22,7 +22,7 @@ from mipkit.report.audit_verdict_report import (
     verdict_sentence,
 )
 from mipkit.report.html import Figure, Section, figure_to_png, plain_log_ticks
-from mipkit.report.results import read_results
+from mipkit.report.results import read_parquet_file, read_results
 
 SCORES_FILE = "scores.parquet"
 _LOW_FPR = "0.01"
@@ -419,8 +419,7 @@ def read_run(run_dir: Path) -> tuple[dict, pd.DataFrame | None]:
     scores : pandas.DataFrame or None
         The per-record vulnerability table.
     """
-    path = run_dir / SCORES_FILE
-    return read_results(run_dir), (pd.read_parquet(path) if path.is_file() else None)
+    return read_results(run_dir), read_parquet_file(run_dir / SCORES_FILE)
 
 
 def build(run_dir: str | Path) -> tuple[str, list[str], list[Section]]:

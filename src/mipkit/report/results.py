@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from mipkit import __version__
-from mipkit._runfolder import atomic_write
+from mipkit._runfolder import atomic_write, read_run_file
 from mipkit._validation import MipkitValueError
 
 SCHEMA_VERSION = "1.2"
@@ -80,10 +80,13 @@ def write_results(run_dir: str | Path, results: dict, *, kind: str) -> Path:
 def read_results(run_dir: str | Path) -> dict:
     """Read ``run_dir/results.json`` with a clear error when it is missing or not a mipkit result."""
     path = Path(run_dir) / RESULTS_FILE
-    if not path.is_file():
+    raw = read_run_file(path)  # the staged version inside a staged write; never through a symlink
+    if raw is None:
         raise MipkitValueError(f"No {RESULTS_FILE} in {run_dir}: is it a mipkit run folder?")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise MipkitValueError(f"{path} is not UTF-8 text: is it a mipkit results file?") from None
     except json.JSONDecodeError as err:
         raise MipkitValueError(f"{path} is not valid JSON: {err.msg} (line {err.lineno}).") from None
     if not isinstance(data, dict) or "schema_version" not in data or "kind" not in data:
@@ -94,3 +97,25 @@ def read_results(run_dir: str | Path) -> dict:
             f"{path} has schema version {data['schema_version']}; this mipkit reads {SCHEMA_VERSION}."
         )
     return data
+
+
+def read_parquet_file(path: str | Path):
+    """A Parquet file of a run folder as a DataFrame (its staged version inside a staged write; None when
+    there is none; a symlink is refused, never followed)."""
+    import io
+
+    import pandas as pd
+
+    raw = read_run_file(path)
+    return None if raw is None else pd.read_parquet(io.BytesIO(raw))
+
+
+def read_json_file(path: str | Path) -> Any:
+    """A JSON file of a run folder (as :func:`read_parquet_file`: staged version, None, no symlink)."""
+    raw = read_run_file(path)
+    if raw is None:
+        return None
+    try:
+        return json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise MipkitValueError(f"{path} is not valid JSON; rerun the command that wrote it.") from None

@@ -7,7 +7,6 @@ and tabulates each certified bound beside its measured value; the figures of
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -24,8 +23,9 @@ def _above(row: dict) -> bool:
 
 def certified_bounds(run_dir: Path) -> dict | None:
     """``certified_bounds.json`` of a run audited with ``--certificate`` (``None`` without one)."""
-    path = run_dir / "certified_bounds.json"
-    return json.loads(path.read_text()) if path.is_file() else None
+    from mipkit.report.results import read_json_file
+
+    return read_json_file(run_dir / "certified_bounds.json")
 
 
 def certified_section(bounds: dict) -> Section:

@@ -13,7 +13,7 @@ import pandas as pd
 
 from mipkit.report.audit_verdict_report import status_text
 from mipkit.report.html import Figure, Section, figure_to_png, plain_log_ticks
-from mipkit.report.results import read_results
+from mipkit.report.results import read_parquet_file, read_results
 from mipkit.report.synthetic_certified import certified_bounds, certified_section
 
 
@@ -295,11 +295,8 @@ def _verdict_section(res: dict) -> Section | None:
 
 
 def _dcr_figures(run_dir: Path, certified: dict | None = None) -> list[Figure]:
-    path = run_dir / "scores.parquet"
-    if not path.is_file():
-        return []
-    sc = pd.read_parquet(path)
-    if not len(sc):  # the DCR part was not run
+    sc = read_parquet_file(run_dir / "scores.parquet")
+    if sc is None or not len(sc):  # the DCR part was not run
         return []
     import matplotlib
 

@@ -202,21 +202,24 @@ def audit_with_certificate(
     certificate: SynthesisCertificate, audit: Any, run_dir: str | Any = None, *, report: bool = True
 ) -> dict:
     """:func:`certified_audit_bounds`; with ``run_dir`` (the audit's run folder, already written) also
-    written to ``run_dir/certified_bounds.json`` and, with ``report``, drawn into its ``report.html`` (what
-    ``mipkit audit-synthetic --certificate`` calls)."""
+    written to ``run_dir/certified_bounds.json`` and, with ``report``, drawn into its ``report.html``, the two
+    renamed into place together (``mipkit audit-synthetic --certificate`` writes the bounds with the audit's
+    files instead: :meth:`SyntheticAuditResult.write` with ``certified``)."""
     out = certified_audit_bounds(certificate, audit)
     if run_dir is not None:
         from pathlib import Path
 
+        from mipkit._runfolder import staged_writes
         from mipkit.report.results import write_json_atomic
 
-        write_json_atomic(Path(run_dir) / "certified_bounds.json", out)
-        if report:
-            from mipkit.report import write_html_report
-            from mipkit.report.synthetic_report import build
+        with staged_writes(run_dir, replaces=("certified_bounds.json", "report.html")):
+            write_json_atomic(Path(run_dir) / "certified_bounds.json", out)
+            if report:
+                from mipkit.report import write_html_report
+                from mipkit.report.synthetic_report import build
 
-            title, summary, sections = build(run_dir)
-            write_html_report(run_dir, title=title, summary=summary, sections=sections)
+                title, summary, sections = build(run_dir)
+                write_html_report(run_dir, title=title, summary=summary, sections=sections)
     return out
 
 

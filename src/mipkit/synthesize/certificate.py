@@ -35,6 +35,7 @@ __all__ = [
     "certificate_curve",
     "certificate_from_dp",
     "certificate_from_record",
+    "check_certificate_fields",
     "uncertified",
     "with_domain",
 ]
@@ -104,12 +105,26 @@ class SynthesisCertificate:
 
     @classmethod
     def from_dict(cls, d: dict) -> SynthesisCertificate:
+        """The certificate ``d`` describes, checked whole (:func:`check_certificate_fields`; a certified one's
+        trade-off curve is built from its mechanism record), or one :class:`MipkitValueError` line."""
         if not isinstance(d, dict) or "method" not in d or "certified" not in d:
             raise MipkitValueError(
                 "This is not a synthesis certificate: it has no 'method' and 'certified' keys."
             )
+        check_certificate_fields(d)
         keys = set(cls.__dataclass_fields__)
-        return cls(**{k: v for k, v in d.items() if k in keys})
+        cert = cls(**{k: v for k, v in d.items() if k in keys})
+        if cert.certified:
+            try:
+                certificate_curve(cert, "add_remove")
+            except MipkitValueError as err:
+                raise MipkitValueError(f"The certificate's mechanism record is not valid: {err}") from None
+            except (TypeError, ValueError, KeyError, AttributeError, OverflowError):
+                raise MipkitValueError(
+                    "The certificate's mechanism record is not one mipkit wrote; use the certificate.json "
+                    "of `mipkit synthesize`."
+                ) from None
+        return cert
 
     def write(self, path: str | Path) -> Path:
         """Write ``certificate.json`` (atomic)."""
@@ -121,13 +136,70 @@ class SynthesisCertificate:
 
     @classmethod
     def read(cls, path: str | Path) -> SynthesisCertificate:
-        """Read a certificate written by :meth:`write` (one-line errors for a bad file)."""
+        """Read a certificate written by :meth:`write`, checked whole (:meth:`from_dict`; one-line errors
+        naming the file for a bad one)."""
         p = Path(path)
         try:
-            d = json.loads(p.read_text())
+            d = json.loads(p.read_text(encoding="utf-8"))
         except json.JSONDecodeError as err:
             raise MipkitValueError(f"{p} is not valid JSON: {err.msg} (line {err.lineno}).") from None
-        return cls.from_dict(d)
+        except UnicodeDecodeError:
+            raise MipkitValueError(f"{p} is not UTF-8 text: is it a certificate.json?") from None
+        try:
+            return cls.from_dict(d)
+        except MipkitValueError as err:
+            raise MipkitValueError(f"{p}: {err}") from None
+
+
+def _number(d: dict, key: str, low: float, high: float, *, optional: bool = False) -> None:
+    value = d.get(key)
+    if value is None and optional:
+        return
+    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+        raise MipkitValueError(
+            f"The certificate's {key!r} must be a number in [{low:g}, {high:g}]. Got {value!r} instead."
+        )
+
+
+def check_certificate_fields(d: dict) -> None:
+    """Check the fields of a certificate read from JSON: one :class:`MipkitValueError` line for the first
+    that is missing, of the wrong type or out of range (``certified`` a JSON boolean; for a certified one,
+    ``delta`` in (0, 1), ``neighbours`` a relation, ``mechanism`` an object, non-negative finite epsilons,
+    ``eta`` in [0, 1/2], ``advantage`` and the TPRs in [0, 1])."""
+    if not isinstance(d.get("method"), str) or not d["method"]:
+        raise MipkitValueError(f"The certificate's 'method' must be a name. Got {d.get('method')!r} instead.")
+    if not isinstance(d.get("certified"), bool):
+        raise MipkitValueError(
+            f"The certificate's 'certified' must be true or false. Got {d.get('certified')!r} instead."
+        )
+    for key, kind in (("mechanism", dict), ("epsilon", dict), ("deltas", dict), ("tpr_at_fpr", dict),
+                      ("calibration", dict), ("details", dict), ("notes", list)):  # fmt: skip
+        if key in d and not isinstance(d[key], kind):
+            what = "an object" if kind is dict else "a list"
+            raise MipkitValueError(f"The certificate's {key!r} must be {what}. Got {d[key]!r:.60} instead.")
+    if not d["certified"]:
+        return
+    missing = [k for k in ("delta", "neighbours", "mechanism", "epsilon") if k not in d]
+    if missing:
+        raise MipkitValueError(f"The certificate has no {', '.join(map(repr, missing))}; it is not complete.")
+    _number(d, "delta", 0.0, 1.0)
+    if d["delta"] in (0, 1):
+        raise MipkitValueError(f"The certificate's 'delta' must be in (0, 1). Got {d['delta']!r} instead.")
+    if d["neighbours"] not in RELATIONS:
+        raise MipkitValueError(
+            f"The certificate's 'neighbours' must be one of {list(RELATIONS)}. "
+            f"Got {d['neighbours']!r} instead."
+        )
+    if not d["mechanism"]:
+        raise MipkitValueError("The certificate's 'mechanism' is empty: it certifies nothing.")
+    for field_name, high in (("epsilon", math.inf), ("deltas", 1.0), ("tpr_at_fpr", 1.0)):
+        for key, value in d.get(field_name, {}).items():
+            _number({f"{field_name}[{key}]": value}, f"{field_name}[{key}]", 0.0, high)
+    for key in ("epsilon", "delta"):  # the record's own parameters, where it states them
+        if key in d["mechanism"]:
+            _number(d["mechanism"], key, 0.0, math.inf if key == "epsilon" else 1.0)
+    _number(d, "eta", 0.0, 0.5, optional=True)
+    _number(d, "advantage", 0.0, 1.0, optional=True)
 
 
 def _curve(record: Any, relation: str) -> Any:

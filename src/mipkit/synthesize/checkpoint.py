@@ -4,7 +4,9 @@ A long fit (AIM's rounds) keeps its state in a checkpoint so that a killed run c
 The file holds arrays and one JSON document (no pickles, loaded with ``allow_pickle=False``) and the
 run's key, a hash of everything the fit depends on (:func:`run_key`): a checkpoint of other data or
 parameters is never resumed, a file that is not a checkpoint is ignored (and replaced by the next save).
-DP-WGAN-GP keeps its torch state the same way with ``torch.save`` / ``torch.load(weights_only=True)``.
+DP-WGAN-GP keeps its torch state the same way with ``torch.save`` / ``torch.load(weights_only=True)``. A
+symbolic link at the checkpoint's name is never followed: it is read as no checkpoint, and the first save
+replaces the link itself (``mipkit._runfolder``'s rules).
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["load_checkpoint", "run_key", "run_params", "save_checkpoint"]
+__all__ = ["load_checkpoint", "read_checkpoint_bytes", "run_key", "run_params", "save_checkpoint"]
 
 _META = "__meta__"
 
@@ -50,14 +52,26 @@ def save_checkpoint(path: str | Path, key: str, meta: dict, arrays: dict[str, np
     atomic_write(path, buf.getvalue())
 
 
+def read_checkpoint_bytes(path: str | Path) -> bytes | None:
+    """The bytes of the checkpoint file ``path``; None when there is none, or it is not a regular file (a
+    symbolic link is not followed)."""
+    from mipkit._runcommit import read_nofollow
+    from mipkit._validation import MipkitValueError
+
+    try:
+        return read_nofollow(path)
+    except (MipkitValueError, OSError):
+        return None
+
+
 def load_checkpoint(path: str | Path, key: str) -> tuple[dict, dict[str, np.ndarray]] | None:
     """``(meta, arrays)`` saved under ``key`` at ``path``; None when there is none, or it is another run's
-    or not a checkpoint."""
-    path = Path(path)
-    if not path.is_file():
+    or not a checkpoint, or a symbolic link (never followed: the next save replaces the link)."""
+    raw = read_checkpoint_bytes(path)
+    if raw is None:
         return None
     try:
-        with np.load(path, allow_pickle=False) as z:
+        with np.load(io.BytesIO(raw), allow_pickle=False) as z:
             doc = json.loads(z[_META].tobytes().decode())
             if doc.get("key") != key:
                 return None

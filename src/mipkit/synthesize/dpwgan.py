@@ -21,6 +21,7 @@ any mipkit risk target, for the planned steps; the certificate composes the step
 
 from __future__ import annotations
 
+import io
 import math
 import time
 from collections.abc import Callable
@@ -42,7 +43,7 @@ from mipkit._validation import (
 from mipkit.synthesize._torch import require_torch
 from mipkit.synthesize.bounds import critic_bounds
 from mipkit.synthesize.certificate import SynthesisCertificate, certificate_from_record, uncertified
-from mipkit.synthesize.checkpoint import run_key, run_params
+from mipkit.synthesize.checkpoint import read_checkpoint_bytes, run_key, run_params
 from mipkit.synthesize.noise import step_noise
 from mipkit.synthesize.plan import RunPlan, Schedule, fixed_plan, plan_run
 from mipkit.synthesize.preprocess import TabularEncoder
@@ -392,10 +393,11 @@ class DPWGANGP:
     def _load_checkpoint(self, torch: Any, key: str) -> dict | None:
         """The saved state of an unfinished fit with this ``key``, or None (no file, or another run's)."""
         self.resumed_from_, self.resumed_seconds_ = 0, 0.0
-        if self.checkpoint is None or not self.checkpoint.is_file():
+        raw = None if self.checkpoint is None else read_checkpoint_bytes(self.checkpoint)  # no symlink
+        if raw is None:
             return None
         try:
-            saved = torch.load(self.checkpoint, weights_only=True)  # tensors and plain values only
+            saved = torch.load(io.BytesIO(raw), weights_only=True)  # tensors and plain values only
         except Exception:  # a file that is not a checkpoint: replaced by this run's
             return None
         return saved if isinstance(saved, dict) and saved.get("key") == key else None

@@ -19,6 +19,7 @@ from mipkit.workflows.audit_result import (
     CONFIG_FILE,
     FITTED_MODEL,
     QUESTIONS,
+    RUN_FILES,
     SCORES_FILE,
     TRAINING_PROCEDURE,
     AuditResult,
@@ -105,14 +106,14 @@ class FittedAuditResult(AuditResult):
         config = {**to_jsonable(dict(self.settings)), "data_sha256_16": self.data_sha256_16}
         if self.run_key:
             config["run_key"] = self.run_key
-        with staged_writes(out):
+        with staged_writes(out, replaces=RUN_FILES):  # the report is committed with the files it shows
             write_json_atomic(out / CONFIG_FILE, config)
             write_results(out, self.to_dict(), kind="audit-fitted")
             atomic_write(out / SCORES_FILE, lambda f: self.scores.to_parquet(f, index=False))
-        if report:
-            from mipkit.report import write_html_report
-            from mipkit.report.fitted_report import build
+            if report:
+                from mipkit.report import write_html_report
+                from mipkit.report.fitted_report import build
 
-            title, summary, sections = build(out)
-            write_html_report(out, title=title, summary=summary, sections=sections)
+                title, summary, sections = build(out)
+                write_html_report(out, title=title, summary=summary, sections=sections)
         return out

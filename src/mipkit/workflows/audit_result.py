@@ -37,6 +37,8 @@ __all__ = [
 
 CONFIG_FILE = "config.json"
 SCORES_FILE = "scores.parquet"
+#: The files of an audit's run folder: a new run replaces all of them (``ledger.sqlite`` is kept).
+RUN_FILES = (CONFIG_FILE, "results.json", SCORES_FILE, "report.html")
 VULNERABILITY_FPR = 0.01
 NOTES = (
     "auc and tpr_at_fpr at the top level are the largest over the attacks; eta is that of the attack with "
@@ -449,16 +451,17 @@ class AuditResult:
     def write(self, run_dir: str | Path, *, report: bool = True) -> Path:
         """Write ``config.json``, ``results.json`` (kind ``"audit"``), ``scores.parquet`` and, with
         ``report``, ``report.html`` (rendered from those files, as :func:`mipkit.report.rebuild_report` does)
-        to ``run_dir``. Returns the folder."""
+        to ``run_dir``, all renamed into place together (without ``report``, a previous run's report.html is
+        removed with them). Returns the folder."""
         out = Path(run_dir)
         out.mkdir(parents=True, exist_ok=True)
         config = {**self.config.to_dict(), "run_key": self.run_key, "data_sha256_16": self.data_sha256_16}
-        with staged_writes(out):  # all three renamed into place together, once all are written
+        with staged_writes(out, replaces=RUN_FILES):  # renamed into place together, once all are written
             write_json_atomic(out / CONFIG_FILE, config)
             write_results(out, self.to_dict(), kind="audit")
             atomic_write(out / SCORES_FILE, lambda f: self.scores.to_parquet(f, index=False))
-        if report:
-            from mipkit.report import rebuild_report
+            if report:  # rendered from the staged files, committed with them
+                from mipkit.report import rebuild_report
 
-            rebuild_report(out)
+                rebuild_report(out)
         return out

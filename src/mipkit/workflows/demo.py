@@ -326,6 +326,9 @@ def run_demo(
         "fast": fast,
         "seconds": seconds,
     }
-    write_results(out, results, kind="demo")
-    report = rebuild_report(out)
+    from mipkit._runfolder import staged_writes
+
+    with staged_writes(out, replaces=("results.json", "report.html")):  # committed together
+        write_results(out, results, kind="demo")
+        report = rebuild_report(out)
     return DemoResult(results=results, report=Path(report))

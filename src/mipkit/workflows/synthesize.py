@@ -72,14 +72,17 @@ class SynthesisResult:
             "domain": c.details.get("domain"),
         }
 
-    def write(self, out: str | Path) -> Path:
-        """Write ``synthetic.csv`` and ``certificate.json`` into the folder ``out`` (created)."""
+    def write(self, out: str | Path, *, raw_csv: bool = False) -> Path:
+        """Write ``synthetic.csv`` (formula cells neutralised for spreadsheets unless ``raw_csv``:
+        :func:`mipkit.data.csv_out.to_safe_csv`) and ``certificate.json`` into the folder ``out``
+        (created)."""
         from mipkit._runfolder import atomic_write, staged_writes
+        from mipkit.data.csv_out import to_safe_csv
 
         folder = Path(out)
         folder.mkdir(parents=True, exist_ok=True)
-        with staged_writes(folder):  # both renamed into place together, once both are written
-            atomic_write(folder / "synthetic.csv", self.synthetic.to_csv(index=False))
+        with staged_writes(folder, replaces=("synthetic.csv", "certificate.json")):  # renamed together
+            atomic_write(folder / "synthetic.csv", to_safe_csv(self.synthetic, raw=raw_csv))
             self.certificate.write(folder / "certificate.json")
         return folder
 

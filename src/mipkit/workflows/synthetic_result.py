@@ -22,6 +22,14 @@ from mipkit.metrics.singling_out import SinglingOutResult
 from mipkit.workflows.synthetic_verdict import synthetic_checks, synthetic_verdict
 
 FRAME_COLUMNS = ["section", "secret", "attack", "measure", "value", "ci_low", "ci_high"]
+#: The files of a synthetic-data audit's run folder: a new run replaces all of them.
+RUN_FILES = (
+    "results.json",
+    "scores.parquet",
+    "inference.parquet",
+    "certified_bounds.json",
+    "report.html",
+)
 
 
 @dataclass(frozen=True, repr=False)
@@ -262,27 +270,49 @@ class SyntheticAuditResult:
         frame = pd.DataFrame(rows, columns=FRAME_COLUMNS)
         return frame.astype(dict.fromkeys(("value", "ci_low", "ci_high"), float))
 
-    def write(self, run_dir: str | Path, *, report: bool = True) -> Path:
-        """Write ``results.json``, ``scores.parquet``, ``inference.parquet`` (when secrets were attacked) and,
-        with ``report``, ``report.html`` into ``run_dir`` (created if needed); return its path. Without the
-        report, ``mipkit report RUN_DIR`` writes it later from the same files."""
+    def target_frame(self, *, target_outcomes: bool = False) -> pd.DataFrame:
+        """What ``inference.parquet`` holds: per inference target and secret, its ``row``, the ``secret``
+        attacked and each attack's confidence. Whether each guess was right (``*_correct``) tells the
+        target's secret (for a two-valued secret, exactly), so it is kept only with ``target_outcomes``."""
+        frame = self.inference_targets
+        if target_outcomes:
+            return frame
+        return frame[[c for c in frame.columns if not c.endswith("_correct")]]
+
+    def write(
+        self,
+        run_dir: str | Path,
+        *,
+        report: bool = True,
+        certified: dict | None = None,
+        target_outcomes: bool = False,
+    ) -> Path:
+        """Write ``results.json``, ``scores.parquet``, ``inference.parquet`` (when secrets were attacked:
+        :meth:`target_frame`, without whether each guess was right unless ``target_outcomes``),
+        ``certified_bounds.json`` (``certified``, from
+        :func:`mipkit.synthesize.audit_bounds.certified_audit_bounds`) and, with ``report``, ``report.html``
+        into ``run_dir`` (created if needed), all renamed into place together; a previous run's files that
+        this run does not write are removed with them. Return its path. Without the report,
+        ``mipkit report RUN_DIR`` writes it later from the same files."""
         from mipkit._runfolder import atomic_write, staged_writes
-        from mipkit.report import write_results
+        from mipkit.report import write_json_atomic, write_results
 
         run = Path(run_dir)
         run.mkdir(parents=True, exist_ok=True)
-        with staged_writes(run):  # renamed into place together, once all are written
+        with staged_writes(run, replaces=RUN_FILES):  # renamed into place together, once all are written
             atomic_write(run / "scores.parquet", lambda f: self.scores.to_parquet(f, index=False))
             if len(self.inference_targets):
-                frame = self.inference_targets
+                frame = self.target_frame(target_outcomes=target_outcomes)
                 atomic_write(run / "inference.parquet", lambda f: frame.to_parquet(f, index=False))
+            if certified is not None:
+                write_json_atomic(run / "certified_bounds.json", certified)
             write_results(run, self.to_dict(), kind="audit-synthetic")
-        if report:
-            from mipkit.report import write_html_report
-            from mipkit.report.synthetic_report import build
+            if report:  # drawn from the staged files, committed with them
+                from mipkit.report import write_html_report
+                from mipkit.report.synthetic_report import build
 
-            title, summary, sections = build(run)
-            write_html_report(run, title=title, summary=summary, sections=sections)
+                title, summary, sections = build(run)
+                write_html_report(run, title=title, summary=summary, sections=sections)
         return run
 
     # ---------------------------------------------------------------------------------------------

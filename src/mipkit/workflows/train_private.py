@@ -268,7 +268,7 @@ def _write(result: TrainPrivateResult, out: Path) -> None:
     from mipkit.report.results import write_json_atomic, write_results
 
     payload = result.to_dict()
-    with staged_writes(out):
+    with staged_writes(out, replaces=(MODEL_FILE, CERTIFICATE_FILE, "results.json", REPORT_FILE)):
         atomic_write(out / MODEL_FILE, lambda f: joblib.dump(result.model, f))
         write_json_atomic(out / CERTIFICATE_FILE, result.certificate.to_dict())
         write_results(out, {**payload, "config": result.config.to_dict()}, kind="train-private")
