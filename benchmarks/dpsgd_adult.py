@@ -26,7 +26,7 @@ Sections (each writes its part of ``benchmarks/results/dpsgd_adult[_quick].json`
 4. **Speed.** Wall time of the 32-model DP-SGD audit against the 32 non-private fits of the same MLP (the
    audit of section 1 with the same settings), after a warm-up; per-epoch time of DP-SGD against SGD.
 5. **Bad input.** ``mipkit train-private`` with a noise multiplier <= 0, a batch larger than the rows, an
-   unreachable target and a non-numeric column without ``--encode``: one line on stderr, exit 2.
+   unreachable target and a non-numeric column without ``--domain``: one line on stderr, exit 2.
 
 Run (full: about 25-35 minutes on an idle 2-core machine)::
 
@@ -542,6 +542,9 @@ def section_bad_input(summary: dict, tmp: Path) -> None:
     df = pd.DataFrame({"a": rng.normal(size=60), "b": rng.normal(size=60), "colour": ["red", "blue"] * 30})
     df["label"] = (df["a"] > 0).astype(int)
     df.to_csv(tmp / "t.csv", index=False)
+    domain = {c: {"type": "numeric", "min": -10, "max": 10} for c in ("a", "b")}
+    domain["colour"] = {"type": "categorical", "categories": ["red", "blue"]}
+    (tmp / "domain.json").write_text(json.dumps(domain))
     base = [
         sys.executable,
         "-m",
@@ -555,12 +558,12 @@ def section_bad_input(summary: dict, tmp: Path) -> None:
         str(tmp / "run"),
         "--json",
     ]
-    enc = ["--encode", "onehot"]
+    enc = ["--domain", str(tmp / "domain.json")]
     cases = {
         "noise multiplier <= 0": [*enc, "--noise-multiplier", "0"],
         "batch size > rows": [*enc, "--noise-multiplier", "1", "--batch-size", "1000"],
         "unreachable risk target": [*enc, "--target-risk", "tpr-at-fpr", "--value", "0.005", "--fpr", "0.01"],
-        "non-numeric column without --encode": ["--noise-multiplier", "1"],
+        "non-numeric column without --domain": ["--noise-multiplier", "1"],
     }
     rows = []
     for name, extra in cases.items():

@@ -26,13 +26,16 @@ def table(tmp_path_factory):
     df["colour"] = rng.choice(["red", "blue"], size=240)
     df["label"] = np.where(X[:, 0] + X[:, 1] / 10 > 0, "yes", "no")
     df.to_csv(d / "t.csv", index=False)
+    domain = {c: {"type": "numeric", "min": -1e4, "max": 1e4} for c in "abcd"}
+    domain["colour"] = {"type": "categorical", "categories": ["red", "green", "blue"]}
+    (d / "domain.json").write_text(json.dumps(domain))
     return d / "t.csv"
 
 
 def _args(table, out, *extra):
-    return ["train-private", "--data", str(table), "--target", "label", "--encode", "onehot", "--epochs", "2",
-            "--batch-size", "24", "--hidden", "0", "--neighbours", "add_remove", "--out", str(out),
-            *extra]  # fmt: skip
+    return ["train-private", "--data", str(table), "--target", "label", "--domain",
+            str(table.parent / "domain.json"), "--epochs", "2", "--batch-size", "24", "--hidden", "0",
+            "--neighbours", "add_remove", "--out", str(out), *extra]  # fmt: skip
 
 
 def test_json_contract_and_run_folder(table, tmp_path, capsys):
@@ -54,9 +57,10 @@ def test_json_contract_and_run_folder(table, tmp_path, capsys):
 
         model = joblib.load(f)
     raw = pd.read_csv(table)
-    X = pd.get_dummies(raw.drop(columns=["label"]), columns=["colour"], dummy_na=True, dtype=float)
-    X = X.loc[:, X.std(axis=0) > 0].to_numpy()
-    assert model.predict(X).shape == (240,)  # the pipeline scales raw features itself
+    # the encoding is the domain's: every level in its order ("green" is held by no row and still an input)
+    X = np.column_stack([raw[list("abcd")], *[(raw["colour"] == c) for c in ("red", "green", "blue")]])
+    assert model["dpsgd"].n_features_in_ == 7 and d["domain"]["source"] == "public file"
+    assert model.predict(X.astype(float)).shape == (240,)  # the pipeline scales raw features itself
     assert pickle.loads(pickle.dumps(model))["dpsgd"].certificate_.noise_multiplier == d["noise_multiplier"]
 
 
@@ -87,8 +91,9 @@ def test_bad_input_is_one_line_and_exit_2(table, tmp_path, capsys, extra, words)
     assert len(err.splitlines()) == 1 and err.startswith("mipkit: error:") and words in err
 
 
-def test_non_numeric_column_without_encode_is_refused(table, tmp_path, capsys):
-    args = [a for a in _args(table, tmp_path, "--noise-multiplier", "1") if a not in ("--encode", "onehot")]
+def test_non_numeric_column_without_a_domain_is_refused(table, tmp_path, capsys):
+    args = _args(table, tmp_path, "--noise-multiplier", "1")
+    del args[args.index("--domain") : args.index("--domain") + 2]
     assert main(args) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "Non-numeric" in err and "colour" in err

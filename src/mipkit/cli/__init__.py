@@ -79,6 +79,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "synthesize",
         "Make private synthetic data: DP-WGAN-GP, AIM, MST or CTGAN, with a certificate of its privacy.",
     ),
+    "domain": (
+        "domain",
+        "Write a domain template for --domain from a table's schema only; you fill in its public values.",
+    ),
     "report": (
         "report",
         "Rebuild RUN_DIR/report.html from results.json and the other files of the run (no refitting).",

@@ -55,6 +55,10 @@ DropnaOption = Annotated[bool, Option("--dropna/--no-dropna", help="Drop rows wi
 DropOption = Annotated[
     str | None, Option("--drop", help="Comma-separated columns to leave out (identifiers).")
 ]
+DomainOption = Annotated[
+    str | None,
+    Option("--domain", help="JSON file: the public domain of the columns (a template: mipkit domain)."),
+]
 ParamsOption = Annotated[str | None, Option("--params", help="Trainer constructor arguments as JSON.")]
 AllowModelOption = Annotated[list[str] | None, Option("--allow-model", help=ALLOW_MODEL_HELP)]
 SeedOption = Annotated[int, Option("--seed", help="Random seed.")]

@@ -4,7 +4,9 @@
 the noisy model with joblib and prints the certificate. ``audit-noise`` plays the MIP game against the same
 mechanism on the table (the table is the pool ``D``; each round releases a model trained on a random half)
 with the Bayes-optimal attacker (:func:`mipkit.workflows.audit_noise.audit_noise`), and prints the
-measured accuracy with its interval next to ``1/2 + eta``. NumPy, scikit-learn, Rich and the library are
+measured accuracy with its interval next to ``1/2 + eta``. Both release models trained on the table, so a
+non-numeric feature needs ``--domain`` (its public levels, :mod:`mipkit.data.domain`): levels read from the
+rows would reveal the training rows. NumPy, scikit-learn, Rich and the library are
 imported inside the commands, so that ``mipkit --help`` stays fast.
 """
 
@@ -15,7 +17,7 @@ from typing import Annotated, Any
 
 import typer
 
-from mipkit.cli.options import AllowModelOption, SeedOption, TargetOption, parse_params
+from mipkit.cli.options import AllowModelOption, DomainOption, SeedOption, TargetOption, parse_params
 
 CALIBRATION_HELP = "mipkit-gaussian (default), mipkit-laplace (Theorem A) or izzo2024 (Cor. 10 as published)."
 
@@ -33,12 +35,26 @@ DropColumnsOption = Annotated[
 ]
 
 
-def _load(data: Path, target: str, encode: str, drop: list[str] | None):
+def _load(data: Path, target: str, encode: str, drop: list[str] | None, domain: str | None):
+    """The release's arrays (levels from the public ``domain`` only) and where its encoding came from."""
     from mipkit._validation import check_choice
+    from mipkit.data.domain import domain_provenance, load_domain
     from mipkit.data.io import features_target, read_table
 
     check_choice("encode", encode, ("none", "onehot"), owner="mipkit protect")
-    return features_target(read_table(data), target, encode=encode, drop=tuple(drop or ()))
+    dom, path = load_domain(domain)
+    ds = features_target(
+        read_table(data), target, encode=encode, drop=tuple(drop or ()), domain=dom, release=True
+    )
+    return ds, domain_provenance(dom, path)
+
+
+def _domain_line(domain: dict) -> str:
+    return (
+        f"- Encoding from the public domain {domain['path']}"
+        if domain.get("path")
+        else f"- Encoding: {domain['source']}"
+    )
 
 
 def _progress(total: int, quiet: bool):
@@ -157,6 +173,7 @@ def protect(
     n_jobs: WorkersOption = None,
     encode: str = typer.Option("none", "--encode", help="none or onehot (non-numeric features)."),
     drop: DropColumnsOption = None,
+    domain: DomainOption = None,
     out: Path = typer.Option(..., "--out", help="Where to save the noisy model (joblib)."),
     json_output: bool = typer.Option(False, "--json", help="Print the certificate as one JSON object."),
     allow_model: AllowModelOption = None,
@@ -174,7 +191,7 @@ def protect(
     allow_models(None, allow_model)
     check_count("--n-estimates", n_estimates, kind="fits", minimum=None)
     estimator = load_estimator(model, parse_params(params))
-    ds = _load(data, target, encode, drop)
+    ds, domain_used = _load(data, target, encode, drop, domain)
     wrapper = MIPNoise(
         estimator,
         n_estimates=n_estimates,
@@ -190,13 +207,15 @@ def protect(
     atomic_write(out, lambda f: joblib.dump(wrapper, f))  # the previous model stays whole until replaced
     cert = wrapper.certificate_.to_dict()
     if json_output:
-        typer.echo(json.dumps({**cert, "model": model, "out": str(out)}, allow_nan=False))
+        payload = {**cert, "model": model, "out": str(out), "domain": domain_used}
+        typer.echo(json.dumps(payload, allow_nan=False))
         return
     from rich.console import Console
 
     console = Console()
     console.print(_certificate_table(cert, f"MIP certificate: {model}"))
     console.print("- " + cert["guarantee"], highlight=False)
+    console.print(_domain_line(domain_used), highlight=False)
     console.print(f"- Noisy model saved to {out}", highlight=False)
 
 
@@ -220,6 +239,7 @@ def audit_noise(
     n_jobs: WorkersOption = None,
     encode: str = typer.Option("none", "--encode", help="none or onehot."),
     drop: DropColumnsOption = None,
+    domain: DomainOption = None,
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object."),
     allow_model: AllowModelOption = None,
 ) -> None:
@@ -238,7 +258,7 @@ def audit_noise(
     check_positive_int("n_releases", n_releases, owner="mipkit audit-noise")
     check_positive_int("n_targets", n_targets, owner="mipkit audit-noise")
     check_positive_int("n_reference", n_reference, minimum=2, owner="mipkit audit-noise")
-    ds = _load(data, target, encode, drop)
+    ds, domain_used = _load(data, target, encode, drop, domain)
     check_count("--n-targets", n_targets, kind="rows", maximum=ds.X.shape[0])  # at most one per record
     ctx, advance = _progress(n_reference + n_releases, quiet=False)
     with ctx:
@@ -254,7 +274,13 @@ def audit_noise(
         )
     game = result.to_dict()
     if json_output:
-        payload = {"game": game, "certificate": cert.to_dict(), "model": model, "intervals": intervals}
+        payload = {
+            "game": game,
+            "certificate": cert.to_dict(),
+            "model": model,
+            "intervals": intervals,
+            "domain": domain_used,
+        }
         typer.echo(json.dumps(payload, allow_nan=False))
         return
     from rich.console import Console
@@ -299,6 +325,7 @@ def audit_noise(
         + ". The Clopper-Pearson interval above treats every guess as independent and is too narrow.",
         highlight=False,
     )
+    console.print(_domain_line(domain_used), highlight=False)
 
 
 def register(app: typer.Typer) -> None:

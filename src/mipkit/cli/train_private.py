@@ -1,10 +1,12 @@
 """``mipkit train-private``: train a model with DP-SGD to a risk target and keep its certificate.
 
-``mipkit train-private --data T.csv --target LABEL [--encode onehot] [--dropna] (--target-risk NAME
+``mipkit train-private --data T.csv --target LABEL [--domain D.json] [--dropna] (--target-risk NAME
 --value V [--fpr A | --baseline B | --base-rate P --recall R] | --noise-multiplier Z) [--epochs E]
 [--batch-size B] [--max-grad-norm C] [--hidden 64] [--seed S] [--out DIR] [--json]``. The work is
 :func:`mipkit.workflows.train_private.train_private`; this module turns the flags into its configuration
-(the risk-target flags are those of ``mipkit calibrate``) and prints a summary or one JSON object.
+(the risk-target flags are those of ``mipkit calibrate``) and prints a summary or one JSON object. A
+non-numeric feature needs ``--domain`` (its public levels, :mod:`mipkit.data.domain`; ``mipkit domain`` writes
+a template): levels read from the rows would reveal the training rows.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import typer
 
 from mipkit.cli.options import (
     DataOption,
+    DomainOption,
     DropnaOption,
     DropOption,
     EncodeOption,
@@ -111,6 +114,10 @@ def _print_human(d: dict) -> None:
         table.add_row(f"Certified TPR at FPR {fpr}", f"{bound:.4g}")
     table.add_row(f"Certified epsilon (delta {c['delta']:g})", f"{c['epsilon']:.4g}")
     table.add_row("Held-out accuracy", f"{d['test_accuracy']:.4f} (majority {d['majority_rate']:.4f})")
+    dom = d["domain"]
+    table.add_row(
+        "Encoding", f"public domain ({dom['columns']} columns)" if "columns" in dom else dom["source"]
+    )
     console.print(table)
     console.print(escape(f"Neighbours: {d['neighbours'].replace('_', '-')}, {d['premise']}."))
     if d.get("run_dir"):
@@ -126,6 +133,7 @@ def register(app: typer.Typer) -> None:
         encode: EncodeOption = "none",
         dropna: DropnaOption = False,
         drop: DropOption = None,
+        domain: DomainOption = None,
         target_risk: str = typer.Option(
             None, "--target-risk", help="eta, advantage, tpr-at-fpr, success, precision or epsilon."
         ),

@@ -5,6 +5,7 @@ I/O lives here, at the edge; everything downstream works on NumPy arrays.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -12,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from mipkit._validation import MipkitValueError, check_choice
+from mipkit.data.domain import check_domain, encode_features, needs_domain_message
 
 SUPPORTED_SUFFIXES = (".csv", ".tsv", ".txt", ".data", ".parquet", ".pq")
 
@@ -152,6 +154,8 @@ def features_target(
     encode: str = "none",
     drop: tuple[str, ...] = (),
     dropna: bool = False,
+    domain: Mapping | None = None,
+    release: bool = False,
 ) -> Dataset:
     """Split a table into numeric features ``X`` and integer class codes ``y``.
 
@@ -167,6 +171,13 @@ def features_target(
         Columns to leave out (identifiers, say).
     dropna : bool
         Drop rows with a missing value instead of refusing them.
+    domain : mapping, optional
+        The features' public domain (:mod:`mipkit.data.domain`): the encoding then comes from it alone
+        (:func:`~mipkit.data.domain.encode_features`; ``encode`` is not needed) and a cell outside it is
+        refused.
+    release : bool
+        The arrays feed a private release: without a domain, a non-numeric feature is refused (one-hot
+        levels read from the rows, training rows included, would reveal them) instead of encoded.
     """
     check_choice("encode", encode, ("none", "onehot"), owner="features_target")
     if target in drop:
@@ -185,7 +196,13 @@ def features_target(
         raise MipkitValueError(
             f"The target column {target!r} has {int(labels.isna().sum())} missing value(s)."
         )
+    if domain is not None:
+        X, names = encode_features(feats, check_domain(domain, list(feats.columns), known=list(df.columns)))
+        classes, y = np.unique(labels.to_numpy(), return_inverse=True)
+        return Dataset(X=X, y=y.astype(int), feature_names=names, classes=classes)
     non_numeric = [c for c in feats.columns if not pd.api.types.is_numeric_dtype(feats[c])]
+    if non_numeric and release:
+        raise MipkitValueError(needs_domain_message([str(c) for c in non_numeric]))
     for c in non_numeric:
         _check_not_mostly_numeric(feats[c], str(c))
     if non_numeric and encode == "none":
@@ -217,18 +234,30 @@ def read_dataset(
     drop: tuple[str, ...] = (),
     dropna: bool = False,
     owner: str = "read_dataset",
+    domain: Mapping | None = None,
+    release: bool = False,
 ) -> Dataset:
     """Read the table ``data`` and split it with :func:`features_target` (both names required)."""
     required = (("data", data, "a CSV or Parquet file"), ("target", target, "the label column"))
     for name, value, what in required:
         if not value:
             raise MipkitValueError(f"The {name!r} parameter of {owner} is required ({what}).")
-    return features_target(read_table(data), target, encode=encode, drop=tuple(drop), dropna=dropna)
+    return features_target(
+        read_table(data),
+        target,
+        encode=encode,
+        drop=tuple(drop),
+        dropna=dropna,
+        domain=domain,
+        release=release,
+    )
 
 
-def read_configured_dataset(config, *, owner: str) -> Dataset:
+def read_configured_dataset(
+    config, *, owner: str, domain: Mapping | None = None, release: bool = False
+) -> Dataset:
     """:func:`read_dataset` with the table options of a workflow's configuration (its ``data``, ``target``,
-    ``encode``, ``drop`` and ``dropna`` attributes)."""
+    ``encode``, ``drop`` and ``dropna`` attributes), and ``domain`` / ``release`` as given."""
     return read_dataset(
         config.data,
         config.target,
@@ -236,4 +265,6 @@ def read_configured_dataset(config, *, owner: str) -> Dataset:
         drop=tuple(config.drop),
         dropna=config.dropna,
         owner=owner,
+        domain=domain,
+        release=release,
     )

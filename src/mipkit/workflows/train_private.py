@@ -1,8 +1,10 @@
 """Train a model with DP-SGD to a risk target on a table: held-out split, fit, certificate, run folder.
 
 :func:`train_private` reads the table as ``mipkit audit`` does (:func:`mipkit.data.io.features_target`),
-holds out a stratified, seeded share of the rows for the test accuracy, optionally standardises the
-features with the mean and standard deviation *of the held-out rows* (so the training rows influence
+except that its encoding comes from the public domain of the features (``domain``; one-hot levels read from
+the rows would reveal a level that one training row alone holds) and without one every feature must be
+numeric; it holds out a stratified, seeded share of the rows for the test accuracy, optionally standardises
+the features with the mean and standard deviation *of the held-out rows* (so the training rows influence
 nothing but the DP-SGD run and the certificate covers everything they influence), fits a
 :class:`~mipkit.trainers.DPSGDClassifier` calibrated to the target for the exact sample rate and number of
 steps of the run, and writes the run folder: ``model.joblib`` (a scikit-learn pipeline: the scaler and the
@@ -11,6 +13,7 @@ classifier), ``certificate.json``, ``results.json`` (kind ``"train-private"``) a
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -19,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from mipkit._validation import MipkitValueError, check_choice, check_interval
+from mipkit.data.domain import domain_provenance, load_domain
 from mipkit.data.io import Dataset, read_configured_dataset
 
 __all__ = ["TrainPrivateConfig", "TrainPrivateResult", "split_held_out", "train_private"]
@@ -35,7 +39,11 @@ class TrainPrivateConfig:
     Attributes
     ----------
     data, target, encode, dropna, drop
-        The table and how it becomes arrays, as for ``mipkit audit``.
+        The table and how it becomes arrays, as for ``mipkit audit``, except that a non-numeric feature
+        needs ``domain``.
+    domain : str, path or dict, optional
+        The features' public domain (a JSON file or its mapping, :mod:`mipkit.data.domain`): the encoding
+        comes from it alone, never from the rows. Without it every feature must be numeric.
     risk_target : dict or None
         ``{"name": ..., <parameters>, "value": ...}`` (``target_from_dict`` form), or None with
         ``noise_multiplier``.
@@ -59,6 +67,7 @@ class TrainPrivateConfig:
     encode: str = "none"
     dropna: bool = False
     drop: tuple[str, ...] = ()
+    domain: str | dict | None = None
     risk_target: dict | None = None
     noise_multiplier: float | None = None
     epochs: int = 5
@@ -93,7 +102,10 @@ class TrainPrivateConfig:
 
     def to_dict(self) -> dict:
         """JSON-ready fields."""
-        return asdict(self)
+        d = asdict(self)
+        if isinstance(d["domain"], os.PathLike):
+            d["domain"] = str(d["domain"])
+        return d
 
 
 @dataclass(frozen=True)
@@ -108,6 +120,7 @@ class TrainPrivateResult:
     config: TrainPrivateConfig
     seconds: dict
     run_dir: Path | None = None
+    domain: dict = field(default_factory=lambda: {"source": "arrays given by the caller"})
 
     def to_dict(self) -> dict:
         """The ``--json`` payload: run settings, ``certified`` risks, accuracy, split and files."""
@@ -140,6 +153,7 @@ class TrainPrivateResult:
             "test_accuracy": self.test_accuracy,
             "majority_rate": self.majority_rate,
             "held_out": self.held_out,
+            "domain": self.domain,
             "seconds": self.seconds,
             "run_dir": None if self.run_dir is None else str(self.run_dir),
             "files": None
@@ -176,6 +190,14 @@ def _scaler(X_test: np.ndarray, scale: bool) -> Any:
     return StandardScaler().fit(X_test)
 
 
+def _domain_line(domain: dict) -> str:
+    if domain.get("path"):
+        return f"from the public domain {domain['path']} ({domain['columns']} columns)"
+    if "columns" in domain:
+        return f"from a public domain given as a mapping ({domain['columns']} columns)"
+    return domain["source"]
+
+
 def _report(result: TrainPrivateResult) -> str:
     d = result.to_dict()
     c = d["certified"]
@@ -190,6 +212,7 @@ def _report(result: TrainPrivateResult) -> str:
         "# Private training (DP-SGD)\n\n"
         f"- Data: {result.config.data} ({d['n_train']} training rows; {d['held_out']['rows']} held out: "
         f"{d['held_out']['method']}).\n"
+        f"- Encoding: {_domain_line(d['domain'])}.\n"
         f"{target_line}"
         f"- DP-SGD: noise multiplier {d['noise_multiplier']:.4g}, sample rate {d['sample_rate']:.4g}, "
         f"{d['steps']} steps ({d['epochs']} epochs), clipping norm {d['max_grad_norm']:g}.\n"
@@ -216,8 +239,11 @@ def train_private(
     """
     clock = time.perf_counter()
     check_choice("neighbours", config.neighbours, ("replace_one", "add_remove"), owner="train_private")
+    domain_used = {"source": "arrays given by the caller"}
     if dataset is None:
-        dataset = read_configured_dataset(config, owner="train_private")
+        domain, path = load_domain(config.domain)
+        dataset = read_configured_dataset(config, owner="train_private", domain=domain, release=True)
+        domain_used = domain_provenance(domain, path)
     X, y = dataset.X, dataset.y
     if np.unique(y).size < 2:
         raise MipkitValueError("The target column has a single class; a classifier needs at least two.")
@@ -255,6 +281,7 @@ def train_private(
         config=config,
         seconds={"prepare": prepared - clock, "train": trained - prepared},
         run_dir=None if out_dir is None else Path(out_dir),
+        domain=domain_used,
     )
     if out_dir is not None:
         _write(result, Path(out_dir))
@@ -270,6 +297,6 @@ def _write(result: TrainPrivateResult, out: Path) -> None:
     payload = result.to_dict()
     with staged_writes(out, replaces=(MODEL_FILE, CERTIFICATE_FILE, "results.json", REPORT_FILE)):
         atomic_write(out / MODEL_FILE, lambda f: joblib.dump(result.model, f))
-        write_json_atomic(out / CERTIFICATE_FILE, result.certificate.to_dict())
+        write_json_atomic(out / CERTIFICATE_FILE, {**result.certificate.to_dict(), "domain": result.domain})
         write_results(out, {**payload, "config": result.config.to_dict()}, kind="train-private")
         atomic_write(out / REPORT_FILE, _report(result))
