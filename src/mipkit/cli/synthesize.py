@@ -144,14 +144,9 @@ def register(app: typer.Typer) -> None:
             raise MipkitValueError(f"--method {method} needs --epsilon (with --delta) or --target-risk.")
         target = parse_target_risk(target_risk) if target_risk is not None else None
         options = parse_params(params)
-        dom = None
-        if domain is not None:
-            try:
-                dom = json.loads(Path(domain).read_text())
-            except json.JSONDecodeError as err:
-                raise MipkitValueError(f"--domain {domain} is not valid JSON: {err.msg}.") from None
-            except (OSError, UnicodeDecodeError) as err:
-                raise MipkitValueError(f"--domain {domain} cannot be read: {err}.") from None
+        from mipkit.data.domain import read_domain
+
+        dom = None if domain is None else read_domain(domain)
         drops = [c.strip() for item in drop or [] for c in item.split(",") if c.strip()] or None
         from mipkit.data.io import read_table
         from mipkit.workflows.synthesize import synthesize

@@ -16,7 +16,6 @@ takes a public domain (:func:`check_domain`) or estimates one with differential 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from mipkit._validation import MipkitValueError
+from mipkit.data.domain import validate_domain
 
 __all__ = ["TabularEncoder", "check_domain", "conform", "infer_domain"]
 
@@ -213,46 +213,25 @@ def check_domain(domain: Mapping, data: pd.DataFrame) -> dict[str, dict]:
     not declare ``"missing": true``, or with values outside its ``"categories"`` (read as missing where the
     spec declares ``"missing": true``), is refused; numeric values outside ``[min, max]`` are clipped.
     """
-    if not isinstance(domain, Mapping):
-        raise MipkitValueError(f"The domain must be a dict per column. Got {type(domain).__name__} instead.")
+    dom = validate_domain(domain)
     if data.shape[0] == 0:
         raise MipkitValueError("The table is empty (0 rows).")
     out: dict[str, dict] = {}
-    missing_cols = [str(c) for c in data.columns if str(c) not in domain]
+    missing_cols = [str(c) for c in data.columns if str(c) not in dom]
     if missing_cols:
         raise MipkitValueError(f"The domain has no entry for the columns {missing_cols}.")
     for col in data.columns:
         name = str(col)
-        if not isinstance(domain[name], Mapping):
-            raise MipkitValueError(f"The domain of {name!r} must be a dict. Got {domain[name]!r} instead.")
-        spec = dict(domain[name])
+        spec = dict(dom[name])
+        kind = spec["type"]
         if data[col].isna().all():
             raise MipkitValueError(
                 f"The column {name!r} is empty or all missing; drop it before synthesizing."
             )
-        kind = spec.get("type")
-        if kind == "numeric":
-            try:
-                lo, hi = float(spec.get("min", math.nan)), float(spec.get("max", math.nan))
-            except (TypeError, ValueError):
-                lo = hi = math.nan
-            if not (math.isfinite(lo) and math.isfinite(hi) and hi >= lo):
-                raise MipkitValueError(f"The domain of {name!r} needs finite 'min' <= 'max'. Got {spec!r}.")
-            if not pd.api.types.is_numeric_dtype(data[col]):
-                raise MipkitValueError(
-                    f"The domain declares {name!r} numeric but the column holds text; declare it categorical."
-                )
-            spec["integer"] = bool(spec.get("integer", False))
-        elif kind == "categorical":
-            cats = spec.get("categories")
-            if not cats or isinstance(cats, (str, Mapping)):
-                raise MipkitValueError(f"The domain of {name!r} needs a non-empty 'categories' list.")
-            spec["categories"] = [str(c) for c in cats]
-        else:
+        if kind == "numeric" and not pd.api.types.is_numeric_dtype(data[col]):
             raise MipkitValueError(
-                f"The domain of {name!r} must have 'type' 'numeric' or 'categorical'. Got {kind!r} instead."
+                f"The domain declares {name!r} numeric but the column holds text; declare it categorical."
             )
-        spec["missing"] = bool(spec.get("missing", False))
         n_missing = int(data[col].isna().sum())
         if n_missing and not spec["missing"]:
             raise MipkitValueError(
@@ -268,9 +247,6 @@ def check_domain(domain: Mapping, data: pd.DataFrame) -> dict[str, dict]:
                 )
         out[name] = spec
     return out
-
-
-_check_domain = check_domain
 
 
 def conform(data: pd.DataFrame, domain: Mapping, fill: Mapping | None = None) -> pd.DataFrame:
