@@ -1,10 +1,11 @@
 """``mipkit synthesize``: make private synthetic data with a certificate.
 
 ``mipkit synthesize --data CSV --method dpwgan-gp|dpwgan-gp-scaled|aim|mst|ctgan (--epsilon E [--delta D] |
---target-risk SPEC) --rows N --seed S --out DIR [--domain JSON] [--params JSON] [--json]`` writes
-``DIR/synthetic.csv`` and ``DIR/certificate.json`` (:func:`mipkit.workflows.synthesize.synthesize`). ``SPEC``
-names a risk target and its parameters: ``eta=0.05``, ``advantage=0.2``, ``tpr-at-fpr=0.05,fpr=0.01``,
-``success=0.3,baseline=0.2``, ``precision=0.6,base-rate=0.1,recall=0.5``.
+--target-risk SPEC) --rows N --seed S [--noise-seed N] --out DIR [--domain JSON] [--params JSON] [--json]``
+writes ``DIR/synthetic.csv`` and ``DIR/certificate.json`` (:func:`mipkit.workflows.synthesize.synthesize`).
+``SPEC`` names a risk target and its parameters: ``eta=0.05``, ``advantage=0.2``,
+``tpr-at-fpr=0.05,fpr=0.01``, ``success=0.3,baseline=0.2``, ``precision=0.6,base-rate=0.1,recall=0.5``.
+The DP noise comes from OS entropy unless ``--noise-seed`` is given.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from typing import Any
 
 import typer
 
-from mipkit.cli.options import JsonOption, SeedOption
+from mipkit.cli.options import JsonOption, NoiseSeedOption, SeedOption
 
 __all__ = ["CHECKPOINT", "parse_target_risk", "register"]
 
@@ -90,6 +91,7 @@ def register(app: typer.Typer) -> None:
         ),
         rows: int = typer.Option(None, "--rows", help="Synthetic records (default: as many as the data)."),
         seed: SeedOption = 0,
+        noise_seed: NoiseSeedOption = None,
         domain: str = typer.Option(None, "--domain", help="JSON file with the public domain of the columns."),
         params: str = typer.Option(
             None, "--params", help="Synthesizer options as JSON, e.g. '{\"n_generator\": 100}'."
@@ -133,8 +135,8 @@ def register(app: typer.Typer) -> None:
             try:
                 result = synthesize(
                     table, method=method, epsilon=epsilon, delta=delta, target=target, rows=rows,
-                    domain=dom, random_state=seed, progress=bar, checkpoint=Path(out) / CHECKPOINT,
-                    **options,
+                    domain=dom, random_state=seed, noise_seed=noise_seed, progress=bar,
+                    checkpoint=Path(out) / CHECKPOINT, **options,
                 )  # fmt: skip
             except TypeError as err:  # an unknown --params key
                 raise MipkitValueError(f"--params: {err}.") from None

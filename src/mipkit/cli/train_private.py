@@ -2,9 +2,10 @@
 
 ``mipkit train-private --data T.csv --target LABEL [--encode onehot] [--dropna] (--target-risk NAME
 --value V [--fpr A | --baseline B | --base-rate P --recall R] | --noise-multiplier Z) [--epochs E]
-[--batch-size B] [--max-grad-norm C] [--hidden 64] [--seed S] [--out DIR] [--json]``. The work is
-:func:`mipkit.workflows.train_private.train_private`; this module turns the flags into its configuration
-(the risk-target flags are those of ``mipkit calibrate``) and prints a summary or one JSON object.
+[--batch-size B] [--max-grad-norm C] [--hidden 64] [--seed S] [--noise-seed N] [--out DIR] [--json]``.
+The work is :func:`mipkit.workflows.train_private.train_private`; this module turns the flags into its
+configuration (the risk-target flags are those of ``mipkit calibrate``) and prints a summary or one JSON
+object. The noise and the batches come from OS entropy unless ``--noise-seed`` is given.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from mipkit.cli.options import (
     DropOption,
     EncodeOption,
     JsonOption,
+    NoiseSeedOption,
     RiskValueOption,
     RunFolderOption,
     TargetOption,
@@ -113,6 +115,8 @@ def _print_human(d: dict) -> None:
     table.add_row("Held-out accuracy", f"{d['test_accuracy']:.4f} (majority {d['majority_rate']:.4f})")
     console.print(table)
     console.print(escape(f"Neighbours: {d['neighbours'].replace('_', '-')}, {d['premise']}."))
+    if d["noise_source"] != "os-entropy":
+        console.print(escape(f"Noise and batches {d['noise_source']} (--noise-seed)."))
     if d.get("run_dir"):
         console.print(escape(f"Run folder: {d['run_dir']}"))
 
@@ -153,7 +157,8 @@ def register(app: typer.Typer) -> None:
         scale: bool = typer.Option(
             True, "--scale/--no-scale", help="Standardise features with the held-out rows' mean and sd."
         ),
-        seed: int = typer.Option(0, "--seed", help="Random seed (split and training)."),
+        seed: int = typer.Option(0, "--seed", help="Random seed (split and initial weights)."),
+        noise_seed: NoiseSeedOption = None,
         out: RunFolderOption = "runs/train-private",
         as_json: JsonOption = False,
     ) -> None:

@@ -61,6 +61,7 @@ class SynthesisResult:
             "fit_seconds": float(self.fit_seconds),
             "certified": c.summary(),
             "epsilon_by_relation": dict(c.epsilon),
+            "noise_source": c.noise_source,
             "resumed_from": self.resumed_from,
         }
 
@@ -86,6 +87,7 @@ def synthesize(
     rows: int | None = None,
     domain: dict | None = None,
     random_state: int | None = 0,
+    noise_seed: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     checkpoint: str | Path | None = None,
     **options: Any,
@@ -108,6 +110,11 @@ def synthesize(
     domain : dict, optional
         Public column domain; default: read from ``data`` (recorded in the certificate).
     random_state : int, optional
+        Seeds what is not protective: initial weights, drawing the synthetic records.
+    noise_seed : int, optional
+        The DP noise, secret batches and private selections come from OS entropy unless this is given;
+        with it the same ``random_state`` and ``noise_seed`` give the same table, which then is not private
+        against anyone who holds ``noise_seed`` (the certificate's ``noise_source`` says which).
     progress : callable, optional
         ``progress(done, total)`` while fitting.
     checkpoint : path, optional
@@ -138,7 +145,7 @@ def synthesize(
     clock = time.perf_counter()
     synth = make_synthesizer(
         method, epsilon=epsilon, delta=delta, target=target, domain=domain,
-        random_state=random_state, progress=progress, **options,
+        random_state=random_state, noise_seed=noise_seed, progress=progress, **options,
     )  # fmt: skip
     synth.fit(data)
     before = float(getattr(synth, "resumed_seconds_", 0.0))  # a resumed fit: the killed run's time too
