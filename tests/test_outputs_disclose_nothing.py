@@ -95,6 +95,16 @@ def test_audit_synthetic_writes_no_record_value_and_no_secret(tables, tmp_path, 
 def test_model_audits_write_no_record_value(tables, tmp_path, capsys):
     paths, _ = tables
     data = str(paths["orig"])
+    domain = str(tmp_path / "domain.json")  # a public domain: ranges and levels from a code book
+    Path(domain).write_text(
+        json.dumps(
+            {
+                "age": {"type": "numeric", "min": 0, "max": 120, "integer": True},
+                "income": {"type": "numeric", "min": -1e6, "max": 1e6},
+                "flag": {"type": "categorical", "categories": ["yes", "no"]},
+            }
+        )
+    )
     runs = {
         "audit": [
             "audit", "--data", data, "--target", "label", "--encode", "onehot", "--models", "4",
@@ -103,7 +113,7 @@ def test_model_audits_write_no_record_value(tables, tmp_path, capsys):
             "--quiet", "--json",
         ],
         "train": [
-            "train-private", "--data", data, "--target", "label", "--encode", "onehot",
+            "train-private", "--data", data, "--target", "label", "--drop", "city", "--domain", domain,
             "--noise-multiplier", "1.0", "--epochs", "1", "--batch-size", "32", "--json",
         ],
         "one-run": [

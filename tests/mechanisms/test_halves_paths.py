@@ -1,6 +1,7 @@
 """One source of random halves: the same seed gives the same halves through every path that draws them.
 
-The paths: MIP noise (``fit_on_halves``, ``MIPNoise``'s sigma fits and released half, ``mip_release``), the
+The paths: MIP noise (``fit_on_halves``, ``MIPNoise``'s sigma fits and released half, ``mip_release``; the
+released half is secret, drawn by the noise generator, here seeded through ``noise_seed``), the
 noise audit's MIP game (reference and game pools), and the model audit's design (``independent_halves``).
 Each is compared with :func:`mipkit.game.splits.random_halves` called directly with the seed the path
 documents.
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LinearRegression
 
-from mipkit._random import spawn_seeds
+from mipkit._random import noise_generator, spawn_seeds
 from mipkit.game import independent_halves, random_half, random_halves
 from mipkit.mechanisms import MIPNoise, fit_on_halves, mip_release
 from mipkit.workflows import audit_model, audit_noise
@@ -45,10 +46,13 @@ def test_fit_on_halves_and_the_audit_design_draw_the_same_halves(seed):
 @pytest.mark.parametrize("seed", SEEDS)
 def test_mipnoise_draws_its_halves_from_random_halves(seed):
     X, y = regression(n=30)
-    m = MIPNoise(LinearRegression(), eta=0.1, n_estimates=6, train_on="half", random_state=seed).fit(X, y)
-    seed_split, seed_fits, _, _ = spawn_seeds(seed, 4)
+    m = MIPNoise(
+        LinearRegression(), eta=0.1, n_estimates=6, train_on="half", random_state=seed, noise_seed=seed
+    ).fit(X, y)
+    _, seed_fits, _, _ = spawn_seeds(seed, 4)
     np.testing.assert_array_equal(m.half_masks_, random_halves(30, 6, random_state=seed_fits))
-    np.testing.assert_array_equal(m.train_indices_, np.flatnonzero(random_half(30, random_state=seed_split)))
+    secret = noise_generator(seed)  # the released half is secret: the noise generator's first draw
+    np.testing.assert_array_equal(m.train_indices_, np.flatnonzero(random_half(30, random_state=secret)))
     # each sigma fit is the fit on its half
     for b in (0, 5):
         ref = LinearRegression().fit(X[m.half_masks_[b]], y[m.half_masks_[b]])
@@ -65,9 +69,9 @@ def test_mip_release_evaluates_on_the_same_halves(seed):
         return rows.mean(axis=0)
 
     D = np.arange(n, dtype=float)[:, None]
-    mip_release(record_rows, D, eta=0.1, n_estimates=5, train_on="half", random_state=seed)
-    seed_split, seed_fits, _, _ = spawn_seeds(seed, 4)
-    np.testing.assert_array_equal(seen[0], random_half(n, random_state=seed_split))
+    mip_release(record_rows, D, eta=0.1, n_estimates=5, train_on="half", random_state=seed, noise_seed=seed)
+    _, seed_fits, _, _ = spawn_seeds(seed, 4)
+    np.testing.assert_array_equal(seen[0], random_half(n, random_state=noise_generator(seed)))
     np.testing.assert_array_equal(np.stack(seen[1:]), random_halves(n, 5, random_state=seed_fits))
 
 

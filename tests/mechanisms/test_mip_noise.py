@@ -106,7 +106,7 @@ def test_mipnoise_a_priori_sigma_is_exact_and_uses_noisy_parameters():
 
 def test_mipnoise_estimated_sigma_and_reproducibility():
     X, y = small_regression(n=60)
-    kw = {"eta": 0.1, "n_estimates": 20, "random_state": 3, "calibration": "mipkit-laplace"}
+    kw = {"eta": 0.1, "n_estimates": 20, "random_state": 3, "calibration": "mipkit-laplace", "noise_seed": 5}
     a = MIPNoise(LinearRegression(), **kw).fit(X, y)
     b = MIPNoise(LinearRegression(), n_jobs=2, **kw).fit(X, y)
     assert np.array_equal(a.released_, b.released_)
@@ -144,14 +144,12 @@ def test_choose_smallest_picks_dp_when_cheaper():
 def test_mip_release_mean_query_matches_law():
     rng = np.random.default_rng(0)
     D = rng.normal(size=(50, 2))
-    r = mip_release(
-        lambda d: d.mean(axis=0), D, eta=0.1, sigma=[0.1, 0.2], calibration="mipkit-laplace", random_state=1
-    )
+    kw = {"eta": 0.1, "sigma": [0.1, 0.2], "calibration": "mipkit-laplace", "random_state": 1}
+    kw["noise_seed"] = 2
+    r = mip_release(lambda d: d.mean(axis=0), D, **kw)
     assert r.value.shape == (2,) and r.certificate.exact
-    # same seed, same release; the noise std is that of the exp-norm law with Gamma(2) radius
-    r2 = mip_release(
-        lambda d: d.mean(axis=0), D, eta=0.1, sigma=[0.1, 0.2], calibration="mipkit-laplace", random_state=1
-    )
+    # same seeds, same release; the noise std is that of the exp-norm law with Gamma(2) radius
+    r2 = mip_release(lambda d: d.mean(axis=0), D, **kw)
     assert np.array_equal(r.value, r2.value)
     s = 1 / (2 * 0.1)
     assert np.allclose(r.certificate.noise_std, np.sqrt(2 * 3) * s * np.array([0.1, 0.2]))

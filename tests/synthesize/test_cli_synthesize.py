@@ -191,8 +191,8 @@ def test_killed_run_resumes_from_its_checkpoint(table, domain, tmp_path, capsys)
 
     def argv(out):
         return ["synthesize", "--data", str(table), "--method", "dpwgan-gp", "--epsilon", "2", "--rows", "30",
-                "--seed", "1", "--out", str(out), "--params", json.dumps(params), "--domain", domain,
-                "--json"]  # fmt: skip
+                "--seed", "1", "--noise-seed", "2", "--out", str(out), "--params", json.dumps(params),
+                "--domain", domain, "--json"]  # fmt: skip
 
     class Killed(Exception):
         pass
@@ -203,8 +203,8 @@ def test_killed_run_resumes_from_its_checkpoint(table, domain, tmp_path, capsys)
 
     out = tmp_path / "resumed"
     with pytest.raises(Killed):  # what a kill of `mipkit synthesize` at iteration 5 leaves behind
-        synthesize(read_table(table), method="dpwgan-gp", epsilon=2.0, rows=30, random_state=1, domain=DOMAIN,
-                   progress=kill, checkpoint=out / "checkpoint", **params)  # fmt: skip
+        synthesize(read_table(table), method="dpwgan-gp", epsilon=2.0, rows=30, random_state=1, noise_seed=2,
+                   domain=DOMAIN, progress=kill, checkpoint=out / "checkpoint", **params)  # fmt: skip
     assert (out / "checkpoint").is_file() and not (out / "synthetic.csv").exists()
     assert main(argv(out)) == 0
     resumed = json.loads(capsys.readouterr().out)

@@ -25,7 +25,7 @@ def _table(n: int = 80) -> pd.DataFrame:
 
 def _model(**kw) -> DPWGANGP:
     base = {"epsilon": 2.0, "n_generator": 7, "n_critic": 2, "sample_rate": 0.25, "critic_hidden": (8, 8),
-            "noise_decay": 0.5, "schedule_groups": 3, "random_state": 3}  # fmt: skip
+            "noise_decay": 0.5, "schedule_groups": 3, "random_state": 3, "noise_seed": 6}  # fmt: skip
     return DPWGANGP(**{**base, **kw})
 
 

@@ -10,6 +10,7 @@ import pytest
 from sklearn.datasets import make_classification
 
 from mipkit import MipkitValueError
+from mipkit._random import noise_generator
 from mipkit.trainers import TorchMLPClassifier, fit_many, one_hot
 
 torch = pytest.importorskip("torch", reason="torch is not installed (pip install mipkit[torch])")
@@ -86,7 +87,7 @@ def test_dp_sgd_steps_equal_opacus_with_the_same_batches_and_noise(data):
     bs, lr, wd, clip, sigma = 10, 0.2, 0.01, 0.5, 0.8  # clip small enough that clipping happens
     est = TorchMLPClassifier(
         (8, 4), epochs=1, learning_rate=lr, batch_size=bs, weight_decay=wd, noise_multiplier=sigma,
-        max_grad_norm=clip, random_state=3,
+        max_grad_norm=clip, random_state=3, noise_seed=8,
     )  # fmt: skip
     est.fit(X, y)
     assert est.steps_ == 4 and est.sample_rate_ == pytest.approx(0.25) and est.expected_batch_size_ == 10
@@ -101,7 +102,8 @@ def test_dp_sgd_steps_equal_opacus_with_the_same_batches_and_noise(data):
     Xt = torch.tensor(X, dtype=torch.float32)
     Yt = torch.tensor(one_hot(y, 3), dtype=torch.float32)
     clipped_any = False
-    chosen = torch.rand((est.steps_, 40), generator=gen) < 0.25  # the whole Poisson schedule first
+    secret = noise_generator(8, stream=(3,))  # the noise generator: the whole Poisson schedule first
+    chosen = torch.from_numpy(secret.random((est.steps_, 40)) < 0.25)
     numels = [p.numel() for p in gsm.parameters()]
     for t in range(est.steps_):
         rows = torch.nonzero(chosen[t]).flatten()
@@ -110,7 +112,8 @@ def test_dp_sgd_steps_equal_opacus_with_the_same_batches_and_noise(data):
         norms = torch.stack([p.grad_sample.flatten(1).norm(dim=1) for p in gsm.parameters()], 1).norm(dim=1)
         clipped_any |= bool(torch.any(norms > clip))
         optimizer.pre_step()  # clip, sum, (zero) noise, divide by the expected batch size
-        noise = torch.split(torch.normal(0.0, sigma * clip, size=(sum(numels),), generator=gen), numels)
+        draw = (secret.standard_normal(sum(numels)) * (sigma * clip)).astype(np.float32)
+        noise = torch.split(torch.from_numpy(draw), numels)
         with torch.no_grad():
             for p, z in zip(gsm.parameters(), noise, strict=True):
                 p.grad += z.reshape(p.shape) / bs
@@ -163,7 +166,7 @@ def test_vectorised_stack_equals_training_each_model_alone(data, dp):
     seeds = [5, 6, 7, 8]
     params = {"hidden_layer_sizes": [7, 5], "epochs": 3, "batch_size": 8, "learning_rate": 0.1}
     if dp:
-        params.update(DP)
+        params.update(DP, noise_seed=4)
     many = fit_many(TorchMLPClassifier(**params, max_models=3), X, y, subsets, seeds)
     for rows, seed, model in zip(subsets, seeds, many, strict=True):
         alone = TorchMLPClassifier(**params, random_state=seed).fit(X[rows], y[rows])
@@ -174,7 +177,7 @@ def test_vectorised_stack_equals_training_each_model_alone(data, dp):
 
 def test_one_hot_targets_equal_hard_labels_and_runs_are_deterministic(data):
     X, y = data
-    params = {"hidden_layer_sizes": [6], "epochs": 2, "batch_size": 10, **DP}
+    params = {"hidden_layer_sizes": [6], "epochs": 2, "batch_size": 10, **DP, "noise_seed": 0}
     hard = TorchMLPClassifier(**params, random_state=1).fit(X, y)
     soft = TorchMLPClassifier(**params, random_state=1).fit(X, one_hot(y, 3))
     again = TorchMLPClassifier(**params, random_state=1).fit(X, y)

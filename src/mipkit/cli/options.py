@@ -62,6 +62,14 @@ DomainOption = Annotated[
 ParamsOption = Annotated[str | None, Option("--params", help="Trainer constructor arguments as JSON.")]
 AllowModelOption = Annotated[list[str] | None, Option("--allow-model", help=ALLOW_MODEL_HELP)]
 SeedOption = Annotated[int, Option("--seed", help="Random seed.")]
+NoiseSeedOption = Annotated[
+    int | None,
+    Option(
+        "--noise-seed",
+        help="Seed the protective noise too (reproducible release; NOT private against anyone who holds "
+        "this number). Default: OS entropy.",
+    ),
+]
 RunFolderOption = Annotated[str, Option("--out", help="Run folder.")]
 AddressOption = Annotated[str | None, Option("--address", help="Ray cluster address.")]
 QuietOption = Annotated[bool, Option("--quiet", help="No progress bars.")]

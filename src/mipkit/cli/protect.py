@@ -17,7 +17,14 @@ from typing import Annotated, Any
 
 import typer
 
-from mipkit.cli.options import AllowModelOption, DomainOption, SeedOption, TargetOption, parse_params
+from mipkit.cli.options import (
+    AllowModelOption,
+    DomainOption,
+    NoiseSeedOption,
+    SeedOption,
+    TargetOption,
+    parse_params,
+)
 
 CALIBRATION_HELP = "mipkit-gaussian (default), mipkit-laplace (Theorem A) or izzo2024 (Cor. 10 as published)."
 
@@ -138,6 +145,7 @@ def _certificate_table(cert: dict, title: str):
         ("noise std per coordinate", f"{std.min():.4g} .. {std.max():.4g} (rms {cert['noise_std_rms']:.4g})"),
         ("parameters released", str(cert["dim"])),
         ("seed", str(cert["seed"])),
+        ("noise source", cert["noise_source"]),
     ]
     for alt in cert.get("dp_alternatives") or []:
         rows.append((f"DP alternative {alt['name']}", f"std {alt['coordinate_std']:.4g}"))
@@ -170,6 +178,7 @@ def protect(
     train_on: str = typer.Option("all", "--train-on", help="all (default) or half (the table is the pool)."),
     attributes: AttributesOption = "coef_,intercept_",
     seed: SeedOption = None,
+    noise_seed: NoiseSeedOption = None,
     n_jobs: WorkersOption = None,
     encode: str = typer.Option("none", "--encode", help="none or onehot (non-numeric features)."),
     drop: DropColumnsOption = None,
@@ -198,6 +207,7 @@ def protect(
         train_on=train_on,
         sensitivity=sensitivity,
         choose=choose,
+        noise_seed=noise_seed,
         **_noise_settings(eta, calibration, sigma, confidence, moment, attributes, seed, n_jobs),
     )
     wrapper._validate()  # bad flags fail before any fitting
@@ -216,6 +226,8 @@ def protect(
     console.print(_certificate_table(cert, f"MIP certificate: {model}"))
     console.print("- " + cert["guarantee"], highlight=False)
     console.print(_domain_line(domain_used), highlight=False)
+    if noise_seed is not None:
+        console.print(f"- Noise {cert['noise_source']} (--noise-seed).", highlight=False)
     console.print(f"- Noisy model saved to {out}", highlight=False)
 
 

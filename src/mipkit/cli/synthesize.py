@@ -1,12 +1,13 @@
 """``mipkit synthesize``: make private synthetic data with a certificate.
 
 ``mipkit synthesize --data CSV --method dpwgan-gp|dpwgan-gp-scaled|aim|mst|ctgan (--epsilon E [--delta D] |
---target-risk SPEC) --rows N --seed S --out DIR [--domain JSON | --domain-share S] [--drop COL ...]
-[--params JSON] [--json]`` writes ``DIR/synthetic.csv`` and ``DIR/certificate.json``
+--target-risk SPEC) --rows N --seed S [--noise-seed N] --out DIR [--domain JSON | --domain-share S]
+[--drop COL ...] [--params JSON] [--json]`` writes ``DIR/synthetic.csv`` and ``DIR/certificate.json``
 (:func:`mipkit.workflows.synthesize.synthesize`). Without ``--domain`` the column domain is estimated with
 differential privacy from a share of the budget (``--domain-share``, default 0.1). ``SPEC``
 names a risk target and its parameters: ``eta=0.05``, ``advantage=0.2``, ``tpr-at-fpr=0.05,fpr=0.01``,
 ``success=0.3,baseline=0.2``, ``precision=0.6,base-rate=0.1,recall=0.5``.
+The DP noise comes from OS entropy unless ``--noise-seed`` is given.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 
 import typer
 
-from mipkit.cli.options import JsonOption, SeedOption
+from mipkit.cli.options import JsonOption, NoiseSeedOption, SeedOption
 
 __all__ = ["CHECKPOINT", "parse_target_risk", "register"]
 
@@ -105,6 +106,7 @@ def register(app: typer.Typer) -> None:
         ),
         rows: int = typer.Option(None, "--rows", help="Synthetic records (default: as many as the data)."),
         seed: SeedOption = 0,
+        noise_seed: NoiseSeedOption = None,
         domain: str = typer.Option(None, "--domain", help="JSON file with the public domain of the columns."),
         domain_share: float = typer.Option(
             None,
@@ -157,9 +159,8 @@ def register(app: typer.Typer) -> None:
             try:
                 result = synthesize(
                     table, method=method, epsilon=epsilon, delta=delta, target=target, rows=rows,
-                    domain=dom, domain_share=domain_share, drop=drops, random_state=seed, progress=bar,
-                    checkpoint=Path(out) / CHECKPOINT,
-                    **options,
+                    domain=dom, domain_share=domain_share, drop=drops, random_state=seed,
+                    noise_seed=noise_seed, progress=bar, checkpoint=Path(out) / CHECKPOINT, **options,
                 )  # fmt: skip
             except TypeError as err:  # an unknown --params key
                 raise MipkitValueError(f"--params: {err}.") from None

@@ -2,11 +2,12 @@
 
 ``mipkit train-private --data T.csv --target LABEL [--domain D.json] [--dropna] (--target-risk NAME
 --value V [--fpr A | --baseline B | --base-rate P --recall R] | --noise-multiplier Z) [--epochs E]
-[--batch-size B] [--max-grad-norm C] [--hidden 64] [--seed S] [--out DIR] [--json]``. The work is
-:func:`mipkit.workflows.train_private.train_private`; this module turns the flags into its configuration
-(the risk-target flags are those of ``mipkit calibrate``) and prints a summary or one JSON object. A
-non-numeric feature needs ``--domain`` (its public levels, :mod:`mipkit.data.domain`; ``mipkit domain`` writes
-a template): levels read from the rows would reveal the training rows.
+[--batch-size B] [--max-grad-norm C] [--hidden 64] [--seed S] [--noise-seed N] [--out DIR] [--json]``.
+The work is :func:`mipkit.workflows.train_private.train_private`; this module turns the flags into its
+configuration (the risk-target flags are those of ``mipkit calibrate``) and prints a summary or one JSON
+object. A non-numeric feature needs ``--domain`` (its public levels, :mod:`mipkit.data.domain`; ``mipkit
+domain`` writes a template): levels read from the rows would reveal the training rows. The noise and the
+batches come from OS entropy unless ``--noise-seed`` is given.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from mipkit.cli.options import (
     DropOption,
     EncodeOption,
     JsonOption,
+    NoiseSeedOption,
     RiskValueOption,
     RunFolderOption,
     TargetOption,
@@ -120,6 +122,8 @@ def _print_human(d: dict) -> None:
     )
     console.print(table)
     console.print(escape(f"Neighbours: {d['neighbours'].replace('_', '-')}, {d['premise']}."))
+    if d["noise_source"] != "os-entropy":
+        console.print(escape(f"Noise and batches {d['noise_source']} (--noise-seed)."))
     if d.get("run_dir"):
         console.print(escape(f"Run folder: {d['run_dir']}"))
 
@@ -161,7 +165,8 @@ def register(app: typer.Typer) -> None:
         scale: bool = typer.Option(
             True, "--scale/--no-scale", help="Standardise features with the held-out rows' mean and sd."
         ),
-        seed: int = typer.Option(0, "--seed", help="Random seed (split and training)."),
+        seed: int = typer.Option(0, "--seed", help="Random seed (split and initial weights)."),
+        noise_seed: NoiseSeedOption = None,
         out: RunFolderOption = "runs/train-private",
         as_json: JsonOption = False,
     ) -> None:

@@ -9,8 +9,9 @@ import numpy as np
 from scipy.special import softmax
 from sklearn.base import clone
 
+from mipkit._random import check_noise_seed
 from mipkit._validation import MipkitValueError
-from mipkit.game.trainers import resolve_trainer
+from mipkit.game.trainers import resolve_trainer, seed_noise
 from mipkit.trainers import accepts_soft_targets, fit_many, one_hot
 
 __all__ = [
@@ -50,11 +51,13 @@ class FittedBasePredictions:
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
 
-def resolve_base(base: Any, base_params: dict | None, owner: str) -> Any:
+def resolve_base(base: Any, base_params: dict | None, owner: str, noise_seed: int | None = None) -> Any:
     """An unfitted base estimator that learns from soft targets.
 
     ``base`` is a short name of :data:`BASE_TRAINERS`, an import path of a trainer class (built with
-    ``base_params``), or an estimator instance (cloned; ``base_params`` are set on the clone).
+    ``base_params``), or an estimator instance (cloned; ``base_params`` are set on the clone). A
+    ``noise_seed`` is handed to a base whose own ``noise_seed`` is None (each fit keys its noise stream by
+    its own seed); without one, a DP-SGD base draws its noise from OS entropy.
     """
     if base_params is not None and not isinstance(base_params, dict):
         raise MipkitValueError(
@@ -75,6 +78,8 @@ def resolve_base(base: Any, base_params: dict | None, owner: str) -> Any:
             f"The 'base' parameter of {owner} must be one of {sorted(BASE_TRAINERS)}, an import path of a "
             f"trainer, or an estimator. Got {base!r} instead."
         )
+    if noise_seed is not None:
+        seed_noise(estimator, check_noise_seed(noise_seed, owner=owner))
     if not accepts_soft_targets(estimator):
         raise MipkitValueError(
             f"The base trainer {name!r} of {owner} cannot learn from soft targets; use "

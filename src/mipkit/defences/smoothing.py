@@ -34,6 +34,9 @@ class LabelSmoothing(FittedBasePredictions, ClassifierMixin, BaseEstimator):
         Constructor parameters of the base trainer.
     random_state : int or None
         The base trainer's seed.
+    noise_seed : int or None
+        Handed to a DP-SGD base whose own ``noise_seed`` is None (reproducible noise; not private against
+        anyone who holds it); None: its noise comes from OS entropy.
 
     Attributes
     ----------
@@ -46,18 +49,25 @@ class LabelSmoothing(FittedBasePredictions, ClassifierMixin, BaseEstimator):
     accepts_soft_targets = False
 
     def __init__(
-        self, base: Any = "logistic", a: float = 0.1, *, base_params: dict | None = None, random_state=None
+        self,
+        base: Any = "logistic",
+        a: float = 0.1,
+        *,
+        base_params: dict | None = None,
+        random_state=None,
+        noise_seed: int | None = None,
     ):
         self.base = base
         self.a = a
         self.base_params = base_params
         self.random_state = random_state
+        self.noise_seed = noise_seed
         self._check_params()
 
     def _check_params(self) -> tuple[Any, float]:
         owner = type(self).__name__
         a = check_interval("a", self.a, 0.0, 1.0, closed="both", owner=owner)
-        return resolve_base(self.base, self.base_params, owner), a
+        return resolve_base(self.base, self.base_params, owner, self.noise_seed), a
 
     def fit(self, X, y) -> LabelSmoothing:
         """Fit the base trainer on the smoothed one-hot labels; returns self."""

@@ -95,6 +95,10 @@ class OptimallySoftLabels(FittedBasePredictions, ClassifierMixin, BaseEstimator)
     n_alpha_groups : int
         Groups of ``"per-sample"``.
     random_state : int, Generator or None
+    noise_seed : int or None
+        Handed to a DP-SGD base (inner and final fits) whose own ``noise_seed`` is None: reproducible noise,
+        not private against anyone who holds it. None: the base's noise comes from OS entropy. An audit
+        sets it from each fit's seed.
 
     Attributes
     ----------
@@ -131,6 +135,7 @@ class OptimallySoftLabels(FittedBasePredictions, ClassifierMixin, BaseEstimator)
         validation_fraction: float = 0.2,
         n_alpha_groups: int = 3,
         random_state=None,
+        noise_seed: int | None = None,
     ):
         self.base = base
         self.base_params = base_params
@@ -141,6 +146,7 @@ class OptimallySoftLabels(FittedBasePredictions, ClassifierMixin, BaseEstimator)
         self.validation_fraction = validation_fraction
         self.n_alpha_groups = n_alpha_groups
         self.random_state = random_state
+        self.noise_seed = noise_seed
         self._check_params()  # bad input fails at construction (so ``mipkit audit`` exits 2 before fitting)
 
     # ----------------------------------------------------------------------------------------- checks
@@ -166,7 +172,7 @@ class OptimallySoftLabels(FittedBasePredictions, ClassifierMixin, BaseEstimator)
         owner = type(self).__name__
         alpha = self._check_alpha(self.alpha, owner)
         n_splits = check_positive_int("n_splits", self.n_splits, minimum=2, owner=owner)
-        base = resolve_base(self.base, self.base_params, owner)
+        base = resolve_base(self.base, self.base_params, owner, self.noise_seed)
         if self.inner_params is not None and not isinstance(self.inner_params, dict):
             raise MipkitValueError(
                 f"The 'inner_params' parameter of {owner} must be a dict. Got {self.inner_params!r} instead."

@@ -51,6 +51,7 @@ __all__ = [
     "register_trainer",
     "registered_trainers",
     "resolve_trainer",
+    "seed_noise",
     "trainer_class",
 ]
 
@@ -375,8 +376,10 @@ class TrainerSpec:
 
         When ``seed`` is not None, every ``random_state`` parameter of the estimator is set to it (for a
         scikit-learn meta-estimator such as a Pipeline, the nested ``<step>__random_state`` ones too),
-        overriding any ``random_state`` in :attr:`params`. With ``seed=None`` the estimator keeps its own
-        default (for scikit-learn, fresh randomness on every fit: the "no seed" scenario).
+        overriding any ``random_state`` in :attr:`params`, and every ``noise_seed`` left None is set to it
+        too (:func:`seed_noise`: an audit's fits are reproducible, protective noise included). With
+        ``seed=None`` the estimator keeps its own default (for scikit-learn, fresh randomness on every fit:
+        the "no seed" scenario).
         """
         cls = self.trainer_class
         try:
@@ -410,14 +413,37 @@ class TrainerSpec:
 
 
 def _set_random_state(estimator: Any, seed: int) -> None:
+    """Seed one fit of an audit: every ``random_state`` (nested ones too) to ``seed``, and every
+    ``noise_seed`` left None to ``seed`` as well (:func:`seed_noise`)."""
     get_params = getattr(estimator, "get_params", None)
     if callable(get_params):
         keys = [k for k in get_params(deep=True) if k == "random_state" or k.endswith("__random_state")]
         if keys:
             estimator.set_params(**dict.fromkeys(keys, seed))
+        seed_noise(estimator, seed)
         return
     if hasattr(estimator, "random_state"):
         estimator.random_state = seed
+    if hasattr(estimator, "noise_seed") and estimator.noise_seed is None:
+        estimator.noise_seed = seed
+
+
+def seed_noise(estimator: Any, seed: int) -> Any:
+    """Set every ``noise_seed`` parameter of ``estimator`` that is None (nested ones too) to ``seed``.
+
+    Audits are measurements, not releases: the many models an audit trains must be reproducible from its
+    seed, protective noise included, so each fit's noise seed is its own seed (a trainer keys its noise
+    stream apart from its ``random_state`` stream; :func:`mipkit._random.noise_generator`). A noise seed the
+    user set is kept. Returns ``estimator``.
+    """
+    get_params = getattr(estimator, "get_params", None)
+    if callable(get_params):
+        params = get_params(deep=True)
+        names = [k for k in params if k == "noise_seed" or k.endswith("__noise_seed")]
+        keys = [k for k in names if params[k] is None]
+        if keys:
+            estimator.set_params(**dict.fromkeys(keys, int(seed)))
+    return estimator
 
 
 def resolve_trainer(import_path: str, params: dict | None = None) -> TrainerSpec:

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from mipkit._random import RandomState
+from mipkit._random import OS_ENTROPY, RandomState
 from mipkit._validation import MipkitValueError
 from mipkit.mechanisms.dp_noise import DPNoiseOption, dp_alternatives
 from mipkit.mechanisms.mip_calibration import CALIBRATIONS, MIPParams, calibrate_noise
@@ -62,6 +62,9 @@ class MIPCertificate:
         The statement in words.
     dp_alternatives : list of dict or None
         DP options for the same eta when a sensitivity was given.
+    noise_source : str
+        Where the noise (and a secret half) came from: ``"os-entropy"``, the premise of the guarantee, or
+        ``"seeded: ..."`` (an explicit noise seed: not private against anyone who holds it).
     """
 
     eta: float
@@ -81,6 +84,7 @@ class MIPCertificate:
     guarantee: str
     noise_law: dict = field(default_factory=dict)
     dp_alternatives: list[dict] | None = None
+    noise_source: str = OS_ENTROPY
 
     def to_dict(self) -> dict:
         """All fields as a JSON-ready dict (:func:`dataclasses.asdict`)."""
@@ -165,6 +169,7 @@ def certify_noise(
     seed: int | None,
     random_state: RandomState,
     owner: str = "MIPNoise",
+    noise_source: str = OS_ENTROPY,
 ) -> CalibratedNoise:
     """From an a-priori sigma or fitted outputs to a noise law and its certificate.
 
@@ -192,6 +197,8 @@ def certify_noise(
         Seeds the bootstrap of the spread estimate.
     owner : str
         The caller, named in errors.
+    noise_source : str
+        Where the added noise comes from (recorded in the certificate).
 
     Returns
     -------
@@ -250,5 +257,6 @@ def certify_noise(
         guarantee=guarantee_text(eta, bool(exact), train_on, released_with, source),
         noise_law=noise.to_dict(),
         dp_alternatives=alternatives,
+        noise_source=noise_source,
     )
     return CalibratedNoise(noise, cert)

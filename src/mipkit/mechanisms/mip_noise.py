@@ -41,7 +41,7 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.utils import _safe_indexing
 from sklearn.utils.metaestimators import available_if
 
-from mipkit._random import RandomState, spawn_seeds
+from mipkit._random import RandomState, check_noise_seed, noise_generator, noise_source, spawn_seeds
 from mipkit._validation import MipkitValueError
 from mipkit.game.splits import random_half, random_halves
 from mipkit.game.trainers import trainer_class
@@ -132,6 +132,12 @@ class MIPNoise(MetaEstimatorMixin, BaseEstimator):
         ``"smallest"``: add whichever of the MIP noise and the DP options has the least RMS per-coordinate
         standard deviation (needs ``sensitivity``); the certificate records the choice.
     random_state : int, Generator or None
+        Seeds the estimator and the sigma estimation (fits on random halves, bootstrap).
+    noise_seed : int or None
+        The protective randomness, the added noise and (``train_on="half"``) which half is trained on, comes
+        from OS entropy unless this is given (it is also handed to an estimator whose own ``noise_seed`` is
+        None). With it the same ``random_state`` and ``noise_seed`` give the same release, which then is not
+        private against anyone who holds ``noise_seed``.
     n_jobs : int or None
         joblib workers for the sigma-estimation fits.
 
@@ -168,6 +174,7 @@ class MIPNoise(MetaEstimatorMixin, BaseEstimator):
         sensitivity_norm: str = "l2",
         choose: str | None = None,
         random_state: RandomState = None,
+        noise_seed: int | None = None,
         n_jobs: int | None = None,
     ) -> None:
         self.estimator = estimator
@@ -184,6 +191,7 @@ class MIPNoise(MetaEstimatorMixin, BaseEstimator):
         self.sensitivity_norm = sensitivity_norm
         self.choose = choose
         self.random_state = random_state
+        self.noise_seed = noise_seed
         self.n_jobs = n_jobs
 
     def _validate(self) -> tuple[MIPParams, tuple[str, ...]]:
@@ -197,6 +205,7 @@ class MIPNoise(MetaEstimatorMixin, BaseEstimator):
         attrs = (self.attributes,) if isinstance(self.attributes, str) else tuple(self.attributes)
         if not attrs or not all(isinstance(a, str) for a in attrs):
             raise MipkitValueError("The 'attributes' parameter of MIPNoise must be attribute names.")
+        check_noise_seed(self.noise_seed, owner="MIPNoise")
         return p, attrs
 
     def fit(self, X: Any, y: Any = None, *, progress: Callable[[int], None] | None = None) -> MIPNoise:
@@ -213,14 +222,18 @@ class MIPNoise(MetaEstimatorMixin, BaseEstimator):
         n = num_samples(X)
         if n < 4:
             raise MipkitValueError(f"MIPNoise needs at least 4 records. Got {n}.")
-        seed_split, seed_fits, seed_boot, seed_noise = spawn_seeds(self.random_state, 4)
+        seed_est, seed_fits, seed_boot, _ = spawn_seeds(self.random_state, 4)
+        secret = noise_generator(self.noise_seed)  # the secret half, then the noise
         if p.train_on == "half":
-            train_idx = np.flatnonzero(random_half(n, random_state=seed_split))
+            train_idx = np.flatnonzero(random_half(n, random_state=secret))
         else:
             train_idx = np.arange(n)
         est = clone(self.estimator)
-        if "random_state" in est.get_params(deep=False) and est.get_params()["random_state"] is None:
-            est.set_params(random_state=seed_split)
+        params = est.get_params(deep=False)
+        if "random_state" in params and params["random_state"] is None:
+            est.set_params(random_state=seed_est)
+        if self.noise_seed is not None and "noise_seed" in params and params["noise_seed"] is None:
+            est.set_params(noise_seed=self.noise_seed)
         Xt = _safe_indexing(X, train_idx)
         try:
             est.fit(Xt) if y is None else est.fit(Xt, _safe_indexing(y, train_idx))
@@ -247,8 +260,9 @@ class MIPNoise(MetaEstimatorMixin, BaseEstimator):
             seed=seed_of(self.random_state),
             random_state=seed_boot,
             owner="MIPNoise",
+            noise_source=noise_source(self.noise_seed),
         )
-        released = theta + cal.noise.sample(1, random_state=seed_noise)[0]
+        released = theta + cal.noise.sample(1, random_state=secret)[0]
         set_parameters(est, attrs, released, shapes)
         del theta
         self.estimator_ = est
@@ -301,6 +315,7 @@ def mip_release(
     eta: float = 0.05,
     sigma: Any = None,
     random_state: RandomState = None,
+    noise_seed: int | None = None,
     **options: Any,
 ) -> MIPRelease:
     """Release ``fn(D_train) + X``, eta-MIP noise for a callable ``D -> vector``.
@@ -321,6 +336,9 @@ def mip_release(
         A-priori spread bounds (exact guarantee); estimated from ``n_estimates`` evaluations on random
         halves otherwise.
     random_state : int, Generator or None
+        Seeds the sigma estimation (evaluations on random halves, bootstrap).
+    noise_seed : int or None
+        As :class:`MIPNoise`: the noise and the secret half come from OS entropy unless this is given.
     **options
         The other settings of :class:`MIPNoise`, with its defaults: ``calibration``, ``n_estimates``,
         ``confidence``, ``moment``, ``norm_order``, ``train_on``, ``sensitivity``, ``sensitivity_norm``,
@@ -344,7 +362,9 @@ def mip_release(
     n = num_samples(D)
     if n < 4:
         raise MipkitValueError(f"{owner} needs at least 4 records. Got {n}.")
-    seed_split, seed_fits, seed_boot, seed_noise = spawn_seeds(random_state, 4)
+    check_noise_seed(noise_seed, owner=owner)
+    _, seed_fits, seed_boot, _ = spawn_seeds(random_state, 4)
+    secret = noise_generator(noise_seed)  # the secret half, then the noise
 
     def evaluate(idx: np.ndarray) -> np.ndarray:
         out = np.atleast_1d(np.asarray(fn(_safe_indexing(D, idx)), dtype=float)).ravel()
@@ -353,7 +373,7 @@ def mip_release(
         return out
 
     if p.train_on == "half":
-        train_idx = np.flatnonzero(random_half(n, random_state=seed_split))
+        train_idx = np.flatnonzero(random_half(n, random_state=secret))
     else:
         train_idx = np.arange(n)
     theta = evaluate(train_idx)
@@ -369,6 +389,7 @@ def mip_release(
         seed=seed_of(random_state),
         random_state=seed_boot,
         owner=owner,
+        noise_source=noise_source(noise_seed),
     )
-    value = theta + cal.noise.sample(1, random_state=seed_noise)[0]
+    value = theta + cal.noise.sample(1, random_state=secret)[0]
     return MIPRelease(value=value, certificate=cal.certificate, noise=cal.noise)

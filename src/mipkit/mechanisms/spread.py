@@ -23,6 +23,7 @@ from sklearn.utils import _safe_indexing
 from mipkit._random import RandomState, check_random_state, spawn_seeds
 from mipkit._validation import MipkitValueError, check_choice, check_interval, check_positive_int
 from mipkit.game.splits import random_halves
+from mipkit.game.trainers import seed_noise
 from mipkit.mechanisms.mip_calibration import CALIBRATIONS
 from mipkit.mechanisms.noise_samplers import weighted_norm
 
@@ -190,7 +191,7 @@ def num_samples(X: Any) -> int:
 
 def _fit_one(estimator: Any, X: Any, y: Any, attributes: tuple[str, ...], idx: np.ndarray, seed: int):
     """Fit a clone on the rows ``idx`` (seeding its ``random_state`` with ``seed``); its parameter vector."""
-    est = clone(estimator)
+    est = seed_noise(clone(estimator), seed)  # a measurement: reproducible, its DP noise too
     if "random_state" in est.get_params(deep=False):
         est.set_params(random_state=seed)
     Xh = _safe_indexing(X, idx)

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from mipkit._random import OS_ENTROPY
 from mipkit._validation import MipkitValueError
 
 __all__ = [
@@ -71,6 +72,10 @@ class SynthesisCertificate:
     details : dict
         Run details (steps, sample rate, sensitivities, where the domain came from, ...).
     notes : list of str
+    noise_source : str or None
+        Where the protective randomness (noise, batches, private selections) came from: ``"os-entropy"``
+        (the premise of the guarantee) or ``"seeded: ..."`` (an explicit noise seed: not private against
+        anyone who holds it); None when nothing is certified.
     """
 
     method: str
@@ -86,6 +91,7 @@ class SynthesisCertificate:
     calibration: dict = field(default_factory=dict)
     details: dict = field(default_factory=dict)
     notes: list = field(default_factory=list)
+    noise_source: str | None = None
 
     @property
     def headline_epsilon(self) -> float | None:
@@ -224,6 +230,10 @@ def certificate_curve(certificate: SynthesisCertificate, relation: str = "add_re
     return _cached_curve(json.dumps(certificate.mechanism, sort_keys=True), relation)
 
 
+SEEDED_NOTE = (
+    "The noise was drawn from a given noise seed (reproducible): the guarantee does not hold against anyone "
+    "who holds that seed."
+)
 DOMAIN_FROM_DATA_NOTE = (
     "The column domain (numeric ranges, category lists) was read from the training data; the guarantee "
     "assumes it is public. Pass a domain to avoid this."
@@ -240,6 +250,7 @@ def _fill(
     calibration: dict | None,
     details: dict | None,
     notes: list[str],
+    noise_source: str = OS_ENTROPY,
 ) -> SynthesisCertificate:
     """The certificate of ``record``'s guarantee, from its trade-off curves for both relations.
 
@@ -259,7 +270,10 @@ def _fill(
         Copied into the certificate (None: empty).
     notes : list of str
         The certificate's notes; one more where ``details["domain_source"]`` is ``"data"`` (the column
-        domain was read from the training data, so the guarantee assumes it public).
+        domain was read from the training data, so the guarantee assumes it public), and one where
+        ``noise_source`` is not ``"os-entropy"``.
+    noise_source : str
+        Where the protective randomness came from.
 
     Returns
     -------
@@ -270,6 +284,8 @@ def _fill(
 
     if (details or {}).get("domain_source") == "data":
         notes = [*notes, DOMAIN_FROM_DATA_NOTE]
+    if noise_source != OS_ENTROPY:
+        notes = [*notes, SEEDED_NOTE]
     curves = {r: _curve(record, r) for r in RELATIONS}
     deltas = dict.fromkeys(RELATIONS, delta) | dict(deltas or {})
     add, rep = curves["add_remove"], curves["replace_one"]
@@ -287,6 +303,7 @@ def _fill(
         calibration=dict(calibration or {}),
         details=dict(details or {}),
         notes=notes,
+        noise_source=noise_source,
     )
 
 
@@ -299,11 +316,13 @@ def certificate_from_record(
     calibration: dict | None = None,
     details: dict | None = None,
     notes: list[str] | None = None,
+    noise_source: str = OS_ENTROPY,
 ) -> SynthesisCertificate:
     """Certificate of a run of heterogeneous subsampled Gaussian steps (both relations, one set of ratios)."""
     return _fill(
-        method, record, delta, neighbours, calibration=calibration, details=details, notes=list(notes or [])
-    )
+        method, record, delta, neighbours, calibration=calibration, details=details,
+        notes=list(notes or []), noise_source=noise_source,
+    )  # fmt: skip
 
 
 def certificate_from_dp(
@@ -313,6 +332,7 @@ def certificate_from_dp(
     delta: float,
     calibration: dict | None = None,
     details: dict | None = None,
+    noise_source: str = OS_ENTROPY,
 ) -> SynthesisCertificate:
     """Certificate of an add/remove ``(epsilon, delta)``-DP synthesizer; replace-one by group privacy."""
     from mipkit.accounting import ApproxDP
@@ -321,7 +341,7 @@ def certificate_from_dp(
     rep_delta = min((1.0 + math.exp(epsilon)) * delta, 1.0 - 1e-12)
     return _fill(
         method, add, delta, "add_remove", {"replace_one": rep_delta},
-        calibration=calibration, details=details, notes=[],
+        calibration=calibration, details=details, notes=[], noise_source=noise_source,
     )  # fmt: skip
 
 

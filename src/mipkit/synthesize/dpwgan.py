@@ -22,6 +22,7 @@ any mipkit risk target, for the planned steps; the certificate composes the step
 from __future__ import annotations
 
 import io
+import json
 import math
 import time
 from collections.abc import Callable
@@ -31,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mipkit._random import check_random_state
+from mipkit._random import check_noise_seed, check_random_state, noise_generator, noise_source
 from mipkit._validation import (
     MipkitValueError,
     check_choice,
@@ -101,15 +102,20 @@ class DPWGANGP:
     n_threads : int, optional, default=1
         Torch and BLAS threads during :meth:`fit` (one is fastest on a shared 2-core machine; None: leave).
     random_state : int, optional
+        Seeds the initial weights, the fake records and the penalty's mixing weights.
+    noise_seed : int, optional
+        The Poisson batches and the Gaussian noise, which the accounting treats as unknown to the attacker,
+        come from OS entropy unless this is given; with it the same ``random_state`` and ``noise_seed`` give
+        the same generator, which then is not private against anyone who holds ``noise_seed``.
     progress : callable, optional
         ``progress(done, total)`` after each generator iteration (the library prints nothing).
     checkpoint : path, optional
-        A file that keeps the training state (networks, optimisers, random generator, step, history) every
+        A file that keeps the training state (networks, optimisers, random generators, step, history) every
         ``checkpoint_every`` generator iterations. A :meth:`fit` killed part-way and started again with the
         same data and parameters continues from it, and ends with exactly the networks of an uninterrupted
         run; a checkpoint of other data or parameters is ignored and replaced. Removed when :meth:`fit`
-        ends. It is as private as the networks (everything in it is computed from the noisy releases) but
-        holds the random generator's state: keep it where the data are.
+        ends. It holds the secret noise generator's state, from which the batches and noise still to come
+        follow: it is as sensitive as the data, keep it where the data are.
     checkpoint_every : int, default=10
     """
 
@@ -141,6 +147,7 @@ class DPWGANGP:
         domain: dict | None = None,
         n_threads: int | None = 1,
         random_state: int | None = 0,
+        noise_seed: int | None = None,
         progress: Progress | None = None,
         checkpoint: str | Path | None = None,
         checkpoint_every: int = 10,
@@ -190,6 +197,7 @@ class DPWGANGP:
             None if n_threads is None else check_positive_int("n_threads", n_threads, owner=owner)
         )
         self.random_state = random_state
+        self.noise_seed = check_noise_seed(noise_seed, owner=owner)
         self.progress = progress
         self.checkpoint = None if checkpoint is None else Path(checkpoint)
         self.checkpoint_every = check_positive_int("checkpoint_every", checkpoint_every, owner=owner)
@@ -263,6 +271,7 @@ class DPWGANGP:
             return self
         self.certificate_ = certificate_from_record(
             method=method,
+            noise_source=noise_source(self.noise_seed),
             record=plan.record_for(steps),
             delta=self.delta,
             neighbours=plan.neighbours,
@@ -296,6 +305,7 @@ class DPWGANGP:
         rng = check_random_state(self.random_state)
         gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
         torch.manual_seed(int(rng.integers(2**62)))
+        secret = noise_generator(self.noise_seed)  # the Poisson batches and the noise
         simplices = self.encoder_.simplices() if self.categorical_output == "softmax" else []
         critic, generator = self._networks(d, simplices)
         self.critic_, self.generator_ = critic, generator
@@ -319,6 +329,7 @@ class DPWGANGP:
             opt_c.load_state_dict(saved["opt_critic"])
             opt_g.load_state_dict(saved["opt_generator"])
             gen.set_state(saved["rng"])
+            secret.bit_generator.state = json.loads(saved["noise_rng"])
             hist = {k: list(v) for k, v in saved["history"].items()}
             step, start = int(saved["step"]), int(saved["iteration"])
             self.resumed_from_, self.resumed_seconds_ = start, float(saved.get("seconds", 0.0))
@@ -334,7 +345,7 @@ class DPWGANGP:
                     shape=self.noise_shape,
                     centre=self.centre,
                 )
-                idx = torch.nonzero(torch.rand(n, generator=gen) < q).squeeze(1)
+                idx = torch.from_numpy(np.flatnonzero(secret.random(n) < q))
                 nb = int(idx.numel())
                 with torch.no_grad():
                     fake = generator(torch.rand(max(m, nb), self.latent_dim, generator=gen))
@@ -348,7 +359,7 @@ class DPWGANGP:
                     penalty = (torch.linalg.vector_norm(grad_x, dim=1) - 1.0) ** 2
                     loss = loss + (lam * penalty.sum() - critic(real).sum()) / m
                 loss.backward()
-                noise = torch.randn(sn.std.size, generator=gen, dtype=torch.float64).numpy()
+                noise = secret.standard_normal(sn.std.size)
                 extra = (q * n - nb) * sn.centre + sn.std * noise  # centred release, then add q N c back
                 _add_flat(params, torch.from_numpy(extra / m).float())
                 opt_c.step()
@@ -374,6 +385,7 @@ class DPWGANGP:
                     "key": key, "iteration": it + 1, "step": step, "critic": critic.state_dict(),
                     "generator": generator.state_dict(), "opt_critic": opt_c.state_dict(),
                     "opt_generator": opt_g.state_dict(), "rng": gen.get_state(), "history": hist,
+                    "noise_rng": json.dumps(secret.bit_generator.state),
                     "seconds": self.resumed_seconds_ + time.perf_counter() - began,
                 })  # fmt: skip
             if self.progress is not None:

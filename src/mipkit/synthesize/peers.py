@@ -131,6 +131,7 @@ def make_synthesizer(
     target: Any = None,
     domain: dict | None = None,
     random_state: int | None = 0,
+    noise_seed: int | None = None,
     progress: Any = None,
     **options: Any,
 ) -> Any:
@@ -146,6 +147,11 @@ def make_synthesizer(
         Any mipkit risk target instead of ``epsilon``.
     domain : dict, optional
         Public column domain (:class:`~mipkit.synthesize.preprocess.TabularEncoder`).
+    random_state : int, optional
+        Seeds what is not protective (initial weights, sampling the synthetic records).
+    noise_seed : int, optional
+        The DP noise, batches and private selections come from OS entropy unless this is given (then the
+        fit is reproducible and not private against anyone who holds it). CTGAN, not private, has none.
     **options
         Passed to the synthesizer (e.g. ``n_generator`` for DP-WGAN-GP, ``max_rounds`` for AIM, ``epochs``
         for CTGAN).
@@ -159,7 +165,7 @@ def make_synthesizer(
         shape = "scaled" if method == "dpwgan-gp-scaled" else "spherical"
         return DPWGANGP(
             epsilon=epsilon, delta=delta, target=target, noise_shape=shape, domain=domain,
-            random_state=random_state, progress=progress, **options,
+            random_state=random_state, noise_seed=noise_seed, progress=progress, **options,
         )  # fmt: skip
     if method == "ctgan":
         return CTGANSynthesizer(random_state=random_state, progress=progress, **options)
@@ -172,5 +178,6 @@ def make_synthesizer(
     )
     cls = AIMSynthesizer if method == "aim" else MSTSynthesizer
     return cls(
-        epsilon=eps, delta=delta, domain=domain, random_state=random_state, progress=progress, **options
-    )
+        epsilon=eps, delta=delta, domain=domain, random_state=random_state, noise_seed=noise_seed,
+        progress=progress, **options,
+    )  # fmt: skip

@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, special
 
-from mipkit._random import check_random_state
+from mipkit._random import check_noise_seed, check_random_state, noise_generator, noise_source
 from mipkit._validation import MipkitValueError
 from mipkit.synthesize._torch import require
 from mipkit.synthesize.checkpoint import load_checkpoint, run_key, run_params, save_checkpoint
@@ -176,7 +176,13 @@ class _Discretiser:
 
 
 class _MarginalSynth:
-    """Shared parts of AIM and MST: discretisation, Gaussian measurements, mirror-descent fits."""
+    """Shared parts of AIM and MST: discretisation, Gaussian measurements, mirror-descent fits.
+
+    ``rng_``, the generator of the measurement noise and of the exponential-mechanism selections, is
+    :func:`mipkit._random.noise_generator` of ``noise_seed``: OS entropy unless a ``noise_seed`` is given
+    (then the same fit is reproducible, and not private against anyone who holds ``noise_seed``).
+    ``random_state`` seeds only the sampling of synthetic records from the fitted model.
+    """
 
     method = ""
 
@@ -189,6 +195,7 @@ class _MarginalSynth:
         iters: int = 1000,
         domain: dict | None = None,
         random_state: int | None = 0,
+        noise_seed: int | None = None,
         progress: Any = None,
     ) -> None:
         if not epsilon > 0 or not 0 < delta < 1:
@@ -197,6 +204,7 @@ class _MarginalSynth:
             )
         self.epsilon, self.delta, self.bins, self.iters = float(epsilon), float(delta), int(bins), int(iters)
         self.domain, self.random_state, self.progress = domain, random_state, progress
+        self.noise_seed = check_noise_seed(noise_seed, owner=self.method.upper())
 
     def _setup(self, data: pd.DataFrame) -> tuple[Any, Any, dict]:
         import warnings
@@ -208,7 +216,7 @@ class _MarginalSynth:
         self.disc_ = _Discretiser(data, self.domain, self.bins)
         dom = mbi.Domain(self.disc_.attributes, [self.disc_.sizes[c] for c in self.disc_.columns])
         ds = mbi.Dataset(self.disc_.encode_positions(data), dom)
-        self.rng_ = check_random_state(self.random_state)
+        self.rng_ = noise_generator(self.noise_seed)  # measurements and selections: protective
         self.rho_ = cdp_rho(self.epsilon, self.delta)
         return dom, ds, {}
 
@@ -244,6 +252,7 @@ class _MarginalSynth:
             delta=self.delta,
             calibration={"rho": self.rho_, "accounting": "zCDP, Canonne-Kamath-Steinke conversion"},
             details={"bins": self.bins, "domain_source": self.disc_.domain_source, **details},
+            noise_source=noise_source(self.noise_seed),
         )
 
 
@@ -304,7 +313,8 @@ class AIMSynthesizer(_MarginalSynth):
     ``checkpoint=PATH`` keeps the state of the rounds (the noisy measurements, the model, the random
     generator, the budget spent) at most every ``checkpoint_seconds``: a fit killed part-way and started
     again with the same data and parameters continues from the last round saved and gives the result of an
-    uninterrupted fit. The file is removed when the fit ends.
+    uninterrupted fit. The file holds the secret noise generator's state, from which the noise still to come
+    follows: it is as sensitive as the data. It is removed when the fit ends.
     """
 
     method = "aim"

@@ -1,13 +1,16 @@
 """Training many ReLU networks of one shape at once with ``torch.func`` (SGD or DP-SGD), one RNG per model.
 
 All models of a stack share the layer sizes and hyper-parameters; each has its own rows, soft targets and
-seed. Model ``m`` owns a ``torch.Generator`` seeded with its seed, which draws, in this order: the
-initial weights (layer by layer, Glorot-uniform ``U(-b, b)``, ``b = sqrt(6 / (fan_in + fan_out))``, biases
-0: the default of Keras ``Dense``, which the thesis's TensorFlow Privacy code used), then its whole batch
-schedule (a permutation per epoch for SGD; a ``(steps, n)`` matrix of uniforms for DP-SGD's Poisson
-sampling), then, at every DP-SGD step, one flat vector of Gaussian noise for all parameters. Nothing of
-model ``m`` depends on the other models of the stack, so a model trained in a stack equals the model
-trained alone up to the rounding of batched matrix products (see ``docs/defences.md``).
+seed. Model ``m`` owns a ``torch.Generator`` seeded with its seed, which draws the initial weights (layer
+by layer, Glorot-uniform ``U(-b, b)``, ``b = sqrt(6 / (fan_in + fan_out))``, biases 0: the default of Keras
+``Dense``, which the thesis's TensorFlow Privacy code used) and, for SGD, one permutation per epoch. DP-SGD's
+protective randomness, which its accounting treats as unknown to the attacker, comes from model ``m``'s
+noise generator (:func:`mipkit._random.noise_generator` of its noise seed, stream ``(seed,)``; OS entropy
+when the noise seed is None): first the whole Poisson schedule, a ``(steps, n)`` matrix of uniforms
+(``rng.random``), then at every step one flat float64 vector of standard normals (``rng.standard_normal``)
+for all parameters, times ``sigma c``, rounded to float32. Nothing of model ``m`` depends on the other
+models of the stack, so a model trained in a stack equals the model trained alone up to the rounding of
+batched matrix products (see ``docs/defences.md``).
 
 DP-SGD step (Abadi et al. 2016, as Opacus implements it; docs/theory.md section 7 for the defence it serves):
 with Poisson sampling at rate ``q``, per-sample gradients ``g_i`` of the soft cross-entropy, clip factors
@@ -29,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from mipkit._random import noise_generator
 from mipkit._validation import MipkitValueError
 
 __all__ = [
@@ -194,15 +198,16 @@ def _init_params(torch, dims: list[int], generator) -> list:
     return params
 
 
-def _schedule(torch, gen, n: int, steps: int, settings: TrainSettings, rate: float | None):
-    """Model ``m``'s batches for the whole run, drawn from its generator right after the initialisation.
+def _schedule(torch, gen, noise_rng, n: int, steps: int, settings: TrainSettings, rate: float | None):
+    """Model ``m``'s batches for the whole run.
 
-    DP-SGD: a ``(steps, n)`` matrix of uniforms, ``U < q`` selecting each step's Poisson batch. SGD: one
-    permutation per epoch, cut into consecutive batches of ``batch_size`` (the last one may be smaller).
-    Returns ``(rows, valid)`` as lists over steps of row-index tensors.
+    DP-SGD: a ``(steps, n)`` matrix of uniforms from the noise generator ``noise_rng`` (the batches are
+    secret: amplification by subsampling assumes it), ``U < q`` selecting each step's Poisson batch. SGD:
+    one permutation per epoch from ``gen``, right after the initialisation, cut into consecutive batches of
+    ``batch_size`` (the last one may be smaller). Returns a list over steps of row-index tensors.
     """
     if settings.private:
-        chosen = torch.rand((steps, n), generator=gen) < rate
+        chosen = torch.from_numpy(noise_rng.random((steps, n)) < rate)
         return [torch.nonzero(row).flatten() for row in chosen]
     bs = int(settings.batch_size)
     per_epoch = math.ceil(n / bs)
@@ -226,12 +231,17 @@ def _batches(torch, schedules: list, t: int):
 
 
 def train_stack(
-    Xs: list[np.ndarray], Ys: list[np.ndarray], seeds: list[int], settings: TrainSettings
+    Xs: list[np.ndarray],
+    Ys: list[np.ndarray],
+    seeds: list[int],
+    settings: TrainSettings,
+    noise_seeds: list[int | None] | None = None,
 ) -> StackResult:
     """Train one network per ``(Xs[m], Ys[m], seeds[m])``, all in one vectorised loop.
 
-    Model ``m``'s generator draws its initial weights, then its whole batch schedule
-    (:func:`_schedule`), then, at every DP-SGD step, one flat vector of ``N(0, (sigma c)^2)`` noise for all
+    Model ``m``'s torch generator draws its initial weights (and SGD's permutations); its noise generator
+    (``noise_generator(noise_seeds[m], stream=(seeds[m],))``) draws DP-SGD's whole Poisson schedule
+    (:func:`_schedule`), then, at every step, one flat vector of ``N(0, (sigma c)^2)`` noise for all
     parameters (in parameter order).
 
     Parameters
@@ -240,6 +250,8 @@ def train_stack(
     Ys : list of soft targets (n_m, C), rows summing to 1
     seeds : list of int
     settings : TrainSettings
+    noise_seeds : list of int or None, optional
+        Per model; None (the default, or an entry None): the DP-SGD batches and noise come from OS entropy.
 
     Returns
     -------
@@ -267,10 +279,14 @@ def train_stack(
             torch.set_num_threads(int(settings.n_threads))
         torch.use_deterministic_algorithms(True)
         gens = [torch.Generator().manual_seed(int(s)) for s in seeds]
+        noise_rngs = [
+            noise_generator(ns, stream=(int(s),))
+            for ns, s in zip(noise_seeds or [None] * M, seeds, strict=True)
+        ]
         per_model = [_init_params(torch, dims, g) for g in gens]
         schedules = [
-            _schedule(torch, g, n, k, settings, r)
-            for g, n, k, r in zip(gens, sizes, steps, rates, strict=True)
+            _schedule(torch, g, nr, n, k, settings, r)
+            for g, nr, n, k, r in zip(gens, noise_rngs, sizes, steps, rates, strict=True)
         ]
         params = [torch.stack([p[j] for p in per_model]) for j in range(len(per_model[0]))]
         shapes = [tuple(p.shape[1:]) for p in params]
@@ -296,7 +312,8 @@ def train_stack(
                 if sd > 0:
                     for m in range(M):
                         if active[m]:
-                            noise[m] = torch.normal(0.0, sd, size=(sum(numels),), generator=gens[m])
+                            draw = noise_rngs[m].standard_normal(sum(numels)) * sd
+                            noise[m] = torch.from_numpy(draw.astype(np.float32))
                 parts = torch.split(noise, numels, dim=1)
                 step = [
                     (sums[j] + parts[j].reshape((M, *shapes[j])))

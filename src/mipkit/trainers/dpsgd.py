@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
+from mipkit._random import OS_ENTROPY, noise_source
 from mipkit._validation import MipkitValueError, check_choice, check_delta, check_positive, check_positive_int
 from mipkit.game.trainers import register_trainer
 from mipkit.trainers._params import store_params
@@ -155,6 +156,10 @@ class DPSGDCertificate:
         ``Calibration.to_dict()`` when the noise came from a risk target, else None.
     grid : float or None
         PLD grid of the certified risks (the calibration's re-check grid when calibrated).
+    noise_source : str
+        Where the batches and the noise came from: ``"os-entropy"`` (the premise of the guarantee: the
+        attacker cannot replay them) or ``"seeded: ..."`` (an explicit ``noise_seed``: not private against
+        anyone who holds it).
     """
 
     noise_multiplier: float
@@ -169,6 +174,7 @@ class DPSGDCertificate:
     calibration: dict | None = None
     grid: float | None = None
     fprs: tuple[float, ...] = field(default=DEFAULT_CERTIFY_FPRS)
+    noise_source: str = OS_ENTROPY
 
     exact = True
     """The guarantee holds for the training that ran (nothing estimated)."""
@@ -234,6 +240,7 @@ class DPSGDCertificate:
             "certified": self.certified,
             "pld_grid": self.grid,
             "calibration": self.calibration,
+            "noise_source": self.noise_source,
         }
 
 
@@ -269,7 +276,11 @@ class DPSGDClassifier(TorchMLPClassifier):
     batch_size : int, default=256
         Expected batch size; Poisson rate ``q = batch_size / N`` (at most the number of rows).
     weight_decay, random_state, n_threads, max_models
-        As :class:`~mipkit.trainers.TorchMLPClassifier`.
+        As :class:`~mipkit.trainers.TorchMLPClassifier`: ``random_state`` seeds the initial weights only.
+    noise_seed : int, optional
+        The Poisson batches and the noise come from OS entropy unless this is given; with it, the same
+        ``random_state`` and ``noise_seed`` give the same model, which then is not private against anyone
+        who holds ``noise_seed`` (the certificate's ``noise_source`` says so).
 
     Attributes
     ----------
@@ -307,6 +318,7 @@ class DPSGDClassifier(TorchMLPClassifier):
         batch_size: int = 256,
         weight_decay: float = 0.0,
         random_state=None,
+        noise_seed: int | None = None,
         n_threads: int | None = 1,
         max_models: int = 32,
     ):
@@ -411,12 +423,14 @@ class DPSGDClassifier(TorchMLPClassifier):
                 calibration=plan["calibration"],
                 grid=grid,
                 fprs=fprs,
+                noise_source=noise_source(self._noise_seeds(1)[0]),
             )
             cert = replace(cert, certified=cert.risks())
             for start in range(0, len(members), chunk):
                 part = members[start : start + chunk]
                 res = train_stack([Xs[m] for m in part], [Ys[m] for m in part],
-                                  [self._seed(seeds[m]) for m in part], settings)  # fmt: skip
+                                  [self._seed(seeds[m]) for m in part], settings,
+                                  self._noise_seeds(len(part)))  # fmt: skip
                 for j, m in enumerate(part):
                     if res.steps[j] != plan["steps"] or not math.isclose(
                         res.sample_rate[j], plan["sample_rate"]
@@ -444,5 +458,5 @@ class DPSGDClassifier(TorchMLPClassifier):
 #: Parameters of DPSGDClassifier handed to the TorchMLPClassifier that trains (the rest are its own).
 _ENGINE_PARAMS = frozenset(
     {"hidden_layer_sizes", "epochs", "learning_rate", "batch_size", "weight_decay", "max_grad_norm",
-     "random_state", "n_threads", "max_models"}
+     "random_state", "noise_seed", "n_threads", "max_models"}
 )  # fmt: skip

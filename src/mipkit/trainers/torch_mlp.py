@@ -14,6 +14,7 @@ import numpy as np
 from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
+from mipkit._random import check_noise_seed
 from mipkit._validation import MipkitValueError, check_positive, check_positive_int
 from mipkit.trainers._params import store_params
 from mipkit.trainers.logistic import StackedFit, _check_X
@@ -43,7 +44,12 @@ class TorchMLPClassifier(StackedFit, ClassifierMixin, BaseEstimator):
     max_grad_norm : float or None
         DP-SGD clipping norm ``c``. DP-SGD runs when this is set (``noise_multiplier=None`` then means 0).
     random_state : int or None
-        Seeds the initialisation, the batches and the noise; None draws a fresh seed per fit.
+        Seeds the initialisation and SGD's batches; None draws a fresh seed per fit.
+    noise_seed : int or None
+        DP-SGD's protective randomness (its Poisson batches and its noise): None (default) draws it from OS
+        entropy, so that knowing ``random_state`` does not let anyone replay the training; an integer makes
+        it reproducible, and the model then is not private against anyone who holds that integer
+        (:func:`mipkit._random.noise_generator`; audits set it from each fit's seed).
     n_threads : int or None
         torch intra-op threads while training (restored afterwards); a fixed count keeps results
         reproducible.
@@ -82,10 +88,15 @@ class TorchMLPClassifier(StackedFit, ClassifierMixin, BaseEstimator):
         noise_multiplier: float | None = None,
         max_grad_norm: float | None = None,
         random_state=None,
+        noise_seed: int | None = None,
         n_threads: int | None = 1,
         max_models: int = 32,
     ):
         store_params(self, locals())
+
+    def _noise_seeds(self, count: int) -> list[int | None]:
+        """The validated ``noise_seed`` of each of ``count`` models (each keys its stream by its own seed)."""
+        return [check_noise_seed(self.noise_seed, owner=type(self).__name__)] * count
 
     def _settings(self):
         from mipkit.trainers._torch_train import TrainSettings
@@ -148,7 +159,7 @@ class TorchMLPClassifier(StackedFit, ClassifierMixin, BaseEstimator):
         for start in range(0, len(Xs), chunk):
             part = slice(start, start + chunk)
             used = [self._seed(s) for s in seeds[part]]
-            res = train_stack(Xs[part], Ys[part], used, settings)
+            res = train_stack(Xs[part], Ys[part], used, settings, self._noise_seeds(len(used)))
             for j, s in enumerate(seeds[part]):
                 est = clone(self).set_params(random_state=s)
                 weights = res.params[j]

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from mipkit._random import RandomState, check_random_state, spawn_seeds
+from mipkit._random import RandomState, check_random_state, noise_source, spawn_seeds
 from mipkit._validation import check_positive_int
 from mipkit.attacks.bayes import membership_posterior, most_exposed_targets
 from mipkit.game.mip_game import MIPGameResult, mip_game
@@ -185,6 +185,7 @@ def audit_noise(
         seed=seed_of(random_state),
         random_state=seed_boot,
         owner=owner,
+        noise_source=noise_source(seed_of(random_state)),  # the game's noise: a measurement, seeded
     )
     if targets is None:
         targets = most_exposed_targets(ref_outputs, ref_halves, cal.noise.weights, n_targets)

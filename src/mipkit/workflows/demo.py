@@ -67,7 +67,10 @@ class ProtectedLogisticRegression(ClassifierMixin, BaseEstimator):
     calibration : str
         MIPNoise calibration.
     random_state : int or None
-        Seeds the logistic regression and the noise.
+        Seeds the logistic regression.
+    noise_seed : int or None
+        MIPNoise's ``noise_seed``: None (a release) draws the noise from OS entropy; the demo's audit sets it
+        from each fit's seed.
     sigma_estimated : bool
         ``sigma`` was estimated from fits (the demo's case), so the certificate is approximate: its ``exact``
         is set to False even though MIPNoise receives ``sigma`` as if it were known a priori.
@@ -81,8 +84,10 @@ class ProtectedLogisticRegression(ClassifierMixin, BaseEstimator):
         calibration="mipkit-gaussian",
         random_state=None,
         sigma_estimated=True,
+        noise_seed=None,
     ):
         self.sigma_estimated = sigma_estimated
+        self.noise_seed = noise_seed
         self.C = C
         self.eta = eta
         self.sigma = sigma
@@ -97,8 +102,9 @@ class ProtectedLogisticRegression(ClassifierMixin, BaseEstimator):
         inner = LogisticRegression(C=self.C, max_iter=5000, random_state=self.random_state)
         sigma = None if self.sigma is None else np.asarray(self.sigma, dtype=float)
         self.mip_ = MIPNoise(
-            inner, eta=self.eta, calibration=self.calibration, sigma=sigma, random_state=self.random_state
-        ).fit(X, y)
+            inner, eta=self.eta, calibration=self.calibration, sigma=sigma, random_state=self.random_state,
+            noise_seed=self.noise_seed,
+        ).fit(X, y)  # fmt: skip
         cert = self.mip_.certificate_
         if self.sigma_estimated and sigma is not None:
             import dataclasses

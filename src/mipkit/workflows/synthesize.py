@@ -68,6 +68,7 @@ class SynthesisResult:
             "fit_seconds": float(self.fit_seconds),
             "certified": c.summary(),
             "epsilon_by_relation": dict(c.epsilon),
+            "noise_source": c.noise_source,
             "resumed_from": self.resumed_from,
             "domain": c.details.get("domain"),
         }
@@ -99,6 +100,7 @@ def synthesize(
     domain_share: float | None = None,
     drop: list[str] | None = None,
     random_state: int | None = 0,
+    noise_seed: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     checkpoint: str | Path | None = None,
     **options: Any,
@@ -129,6 +131,11 @@ def synthesize(
     drop : list of str, optional
         Columns left out (identifier-like columns are refused otherwise, unless ``domain`` declares them).
     random_state : int, optional
+        Seeds what is not protective: initial weights, drawing the synthetic records.
+    noise_seed : int, optional
+        The DP noise, secret batches and private selections come from OS entropy unless this is given;
+        with it the same ``random_state`` and ``noise_seed`` give the same table, which then is not private
+        against anyone who holds ``noise_seed`` (the certificate's ``noise_source`` says which).
     progress : callable, optional
         ``progress(done, total)`` while fitting.
     checkpoint : path, optional
@@ -167,7 +174,7 @@ def synthesize(
     if method == "ctgan":  # not private: it reads its own encoding from the data whatever the domain
         source = {"source": "data", "epsilon": None}
     elif domain is None:
-        estimate = _estimate_domain(data, method, epsilon, delta, target, domain_share, random_state, options)
+        estimate = _estimate_domain(data, method, epsilon, delta, target, domain_share, noise_seed, options)
         domain = estimate.domain
         train = conform(data, domain, estimate.fill)
         fit_epsilon = (3.0 if epsilon is None else float(epsilon)) - estimate.epsilon
@@ -178,7 +185,7 @@ def synthesize(
     clock = time.perf_counter()
     synth = make_synthesizer(
         method, epsilon=fit_epsilon, delta=fit_delta, target=target, domain=domain,
-        random_state=random_state, progress=progress, **options,
+        random_state=random_state, noise_seed=noise_seed, progress=progress, **options,
     )  # fmt: skip
     synth.fit(train)
     before = float(getattr(synth, "resumed_seconds_", 0.0))  # a resumed fit: the killed run's time too
@@ -197,7 +204,7 @@ def synthesize(
     )
 
 
-#: Keys of the domain estimate's stream of a ``random_state`` (apart from the synthesizer's own).
+#: Key of the domain estimate's stream of a ``noise_seed`` (apart from the synthesizer's own).
 _DOMAIN_STREAM = 0x646F6D61696E  # "domain"
 
 
@@ -208,14 +215,13 @@ def _estimate_domain(
     delta: float,
     target: Any,
     share: float | None,
-    random_state: Any,
+    noise_seed: int | None,
     options: dict,
 ) -> Any:
-    """The domain estimated with ``share`` of ``(epsilon, delta)``; refused where the budget is not an
-    ``epsilon`` to split (one line naming ``--domain FILE``)."""
-    import numpy as np
-
-    from mipkit._random import check_random_state
+    """The domain estimated with ``share`` of ``(epsilon, delta)``, its noise from the protective stream
+    (:func:`mipkit._random.noise_generator`); refused where the budget is not an ``epsilon`` to split (one
+    line naming ``--domain FILE``)."""
+    from mipkit._random import noise_generator
     from mipkit.synthesize.dpdomain import DEFAULT_SHARE, estimate_domain
 
     why = None
@@ -234,10 +240,7 @@ def _estimate_domain(
     if not (isinstance(share, (int, float)) and 0.0 < share < 1.0):
         raise MipkitValueError(f"--domain-share must be in (0, 1). Got {share!r} instead.")
     eps = 3.0 if epsilon is None else float(epsilon)
-    if isinstance(random_state, (int, np.integer)) and not isinstance(random_state, bool):
-        rng = np.random.default_rng([_DOMAIN_STREAM, int(random_state)])
-    else:
-        rng = check_random_state(random_state)
+    rng = noise_generator(noise_seed, stream=(_DOMAIN_STREAM,))
     return estimate_domain(data, epsilon=share * eps, delta=share * delta, rng=rng, share=float(share))
 
 

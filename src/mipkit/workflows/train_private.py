@@ -59,7 +59,11 @@ class TrainPrivateConfig:
     scale : bool
         Standardise the features with the held-out rows' mean and standard deviation.
     seed : int
-        Seeds the split and the training.
+        Seeds the split and the initial weights.
+    noise_seed : int or None
+        None (default): DP-SGD's Poisson batches and noise come from OS entropy, so that ``seed`` (written to
+        results.json) does not let anyone replay the training. An integer makes them reproducible; the model
+        is then not private against anyone who holds it.
     """
 
     data: str | None = None
@@ -81,6 +85,7 @@ class TrainPrivateConfig:
     scale: bool = True
     seed: int = 0
     fprs: tuple[float, ...] = field(default=(0.001, 0.01, 0.1))
+    noise_seed: int | None = None
 
     def classifier(self) -> Any:
         """The unfitted :class:`~mipkit.trainers.DPSGDClassifier` these settings describe."""
@@ -98,6 +103,7 @@ class TrainPrivateConfig:
             neighbours=self.neighbours,
             certify_fprs=tuple(self.fprs),
             random_state=self.seed,
+            noise_seed=self.noise_seed,
         )
 
     def to_dict(self) -> dict:
@@ -136,6 +142,7 @@ class TrainPrivateResult:
             "n_train": cert.n_train,
             "neighbours": cert.neighbours,
             "premise": cert.to_dict()["premise"],
+            "noise_source": cert.noise_source,
             "certified": cert.certified,
             "target": None
             if cal is None
@@ -219,6 +226,7 @@ def _report(result: TrainPrivateResult) -> str:
         f"- Certified for {d['neighbours'].replace('_', '-')} neighbours ({d['premise']}): MIP eta <= "
         f"{c['eta']:.4g}, advantage <= {c['advantage']:.4g}, {tprs}, epsilon <= {c['epsilon']:.4g} at "
         f"delta {c['delta']:g} (docs/theory.md section 3).\n"
+        f"- Noise and batches: {d['noise_source']}.\n"
         f"- Held-out accuracy: {d['test_accuracy']:.4f} (always guessing the majority class: "
         f"{d['majority_rate']:.4f}).\n"
     )
