@@ -64,3 +64,19 @@ def test_synthesize_neutralises_synthetic_csv_unless_raw(tmp_path, monkeypatch, 
     assert main([*argv, "--raw-csv"]) == 0
     capsys.readouterr()
     assert _read((out / "synthetic.csv").read_text())["text"].iloc[0] == FORMULA
+
+
+def test_mipkit_reads_its_neutralised_cells_back_as_they_were(tmp_path):
+    """A released synthetic.csv audited against the original compares cell for cell: read_table undoes
+    the writer's quote, in cells and column names, and leaves other quotes alone."""
+    from mipkit.data.io import read_table
+
+    table = _table().drop(index=5).rename(columns={"count": "-count"})
+    table.loc[8, "text"] = "'quoted"
+    path = tmp_path / "safe.csv"
+    path.write_text(to_safe_csv(table))
+    assert "'=HYPERLINK" in path.read_text() and "'-count" in path.read_text()
+    back = read_table(path)
+    assert list(back.columns) == ["text", "number", "-count"]
+    assert back["text"].tolist()[:4] == [FORMULA, "+1+cmd", "-x", "@SUM(A1)"]
+    assert back["text"].iloc[7] == "'quoted"

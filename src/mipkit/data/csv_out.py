@@ -6,8 +6,10 @@ when a privacy officer opens the CSV. Every CSV file mipkit writes goes through 
 applies the OWASP CSV-injection rule: a text cell (and a column name) starting with one of those characters
 gets a leading ``'``, which spreadsheets show as text. Numbers are never touched: numeric columns, number
 cells of a text column, and text that is a plain number (``"-3.5"``), which a spreadsheet reads as that
-number. ``raw=True`` (``--raw-csv`` on the command line) writes the cells as they are, for a CSV that a
-program, not a person, reads back.
+number. ``raw=True`` (``--raw-csv`` on the command line) writes the cells as they are. mipkit reads its own
+neutralised cells back as they were (:func:`restore_cell`, applied by :func:`mipkit.data.io.read_table` to the
+text cells and column names of a CSV file), so ``mipkit audit-synthetic`` compares a released
+``synthetic.csv`` with the original table cell for cell.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import re
 
 import pandas as pd
 
-__all__ = ["FORMULA_PREFIXES", "neutralise_cell", "neutralise_formulas", "to_safe_csv"]
+__all__ = ["FORMULA_PREFIXES", "neutralise_cell", "neutralise_formulas", "restore_cell", "to_safe_csv"]
 
 #: First characters that make a spreadsheet read a cell as a formula (OWASP).
 FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
@@ -33,6 +35,21 @@ def neutralise_cell(value: object) -> object:
     """
     if isinstance(value, str) and value.startswith(FORMULA_PREFIXES) and not _PLAIN_NUMBER.fullmatch(value):
         return "'" + value
+    return value
+
+
+def restore_cell(value: object) -> object:
+    """The inverse of :func:`neutralise_cell`: ``'=x`` read back as ``=x`` (other values unchanged).
+
+    Examples
+    --------
+    >>> restore_cell("'=HYPERLINK(1)"), restore_cell("'-3.5"), restore_cell("'quoted")
+    ('=HYPERLINK(1)', "'-3.5", "'quoted")
+    """
+    if isinstance(value, str) and value.startswith("'"):
+        rest = value[1:]
+        if rest.startswith(FORMULA_PREFIXES) and not _PLAIN_NUMBER.fullmatch(rest):
+            return rest
     return value
 
 

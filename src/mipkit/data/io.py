@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from mipkit._validation import MipkitValueError, check_choice
+from mipkit.data.csv_out import restore_cell
 from mipkit.data.domain import check_domain, encode_features, needs_domain_message
 
 SUPPORTED_SUFFIXES = (".csv", ".tsv", ".txt", ".data", ".parquet", ".pq")
@@ -22,7 +23,9 @@ def read_table(path: str | Path, *, na_values: tuple[str, ...] = ("?", "")) -> p
     """Read a CSV/TSV or Parquet file into a DataFrame.
 
     Raises :class:`MipkitValueError` with one clear line for a missing, empty or unreadable file, or a
-    file with no rows. Column names are stripped of surrounding white space; string cells too.
+    file with no rows. Column names are stripped of surrounding white space; string cells too. In a CSV
+    file, a cell or name that mipkit's CSV writer neutralised for spreadsheets (``'=x``) is read back as it
+    was (``=x``; :func:`mipkit.data.csv_out.restore_cell`).
     """
     p = Path(path)
     if not p.exists():
@@ -47,24 +50,34 @@ def read_table(path: str | Path, *, na_values: tuple[str, ...] = ("?", "")) -> p
         raise MipkitValueError(f"Could not read {p}: {first}") from None
     if df.shape[0] == 0 or df.shape[1] == 0:
         raise MipkitValueError(f"The file {p} has no rows.")
-    names = _raw_column_names(p, df, suffix, sep if suffix not in (".parquet", ".pq") else None)
+    csv = suffix not in (".parquet", ".pq")
+    names = _raw_column_names(p, df, suffix, sep if csv else None)
+    if csv:
+        names = [restore_cell(n).strip() for n in names]
     _check_unique_names(p, names)
     df.columns = names
     for c in df.columns:
         if df[c].dtype == object:
-            df[c] = _strip_text(df[c])
+            df[c] = _strip_text(df[c], restore=csv)
     return df
 
 
-def _strip_text(column: pd.Series) -> pd.Series:
-    """The column with its text cells stripped of surrounding white space (other cells unchanged).
+def _strip_text(column: pd.Series, *, restore: bool = False) -> pd.Series:
+    """The column with its text cells stripped of surrounding white space (other cells unchanged), and with
+    ``restore`` the cells mipkit's CSV writer neutralised read back as they were.
 
     Each distinct value is stripped once (a text column of a table has few distinct values).
     """
+
+    def clean(v: object) -> object:
+        if not isinstance(v, str):
+            return v
+        return (restore_cell(v) if restore else v).strip()  # type: ignore[union-attr]
+
     codes, uniques = pd.factorize(column, use_na_sentinel=True)
     if not all(isinstance(u, str) for u in uniques):
-        return column.map(lambda v: v.strip() if isinstance(v, str) else v)
-    stripped = np.array([u.strip() for u in uniques], dtype=object)
+        return column.map(clean)
+    stripped = np.array([clean(u) for u in uniques], dtype=object)
     if all(a == b for a, b in zip(stripped, uniques, strict=True)):
         return column  # nothing to strip
     out = np.where(codes >= 0, stripped[np.maximum(codes, 0)], np.nan)
