@@ -110,9 +110,9 @@ def check_columns(df: pd.DataFrame, columns: list[str] | tuple[str, ...], *, wha
         )
 
 
-def _check_not_mostly_numeric(column: pd.Series, name: str) -> None:
+def check_not_mostly_numeric(column: pd.Series, name: str, where: str = "") -> None:
     """Refuse a column of numbers spoiled by a few text cells (a typo would otherwise turn every distinct
-    number into a category of its own when encoded)."""
+    number into a category of its own when encoded); ``where`` names the table in the message."""
     values = column.dropna()
     if values.empty or pd.api.types.is_bool_dtype(values):
         return
@@ -122,7 +122,8 @@ def _check_not_mostly_numeric(column: pd.Series, name: str) -> None:
         rows = [str(i + 1) if isinstance(i, (int, np.integer)) else str(i) for i in values.index[bad][:3]]
         cells = ", ".join(repr(v) for v in values[bad].astype(str).unique()[:3])
         raise MipkitValueError(
-            f"Column {name!r} holds numbers except for {int(bad.sum())} cell(s) such as {cells} (data "
+            f"Column {name!r}{f' of the {where}' if where else ''} holds numbers except for "
+            f"{int(bad.sum())} cell(s) such as {cells} (data "
             f"row(s) {', '.join(rows)}); correct them, or leave them empty to mark them missing."
         )
 
@@ -187,7 +188,7 @@ def features_target(
         )
     non_numeric = [c for c in feats.columns if not pd.api.types.is_numeric_dtype(feats[c])]
     for c in non_numeric:
-        _check_not_mostly_numeric(feats[c], str(c))
+        check_not_mostly_numeric(feats[c], str(c))
     if non_numeric and encode == "none":
         raise MipkitValueError(
             f"Non-numeric feature column(s) {', '.join(map(repr, non_numeric[:8]))}: encode them "

@@ -82,10 +82,9 @@ def read_results(run_dir: str | Path) -> dict:
     path = Path(run_dir) / RESULTS_FILE
     if not path.is_file():
         raise MipkitValueError(f"No {RESULTS_FILE} in {run_dir}: is it a mipkit run folder?")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise MipkitValueError(f"{path} is not valid JSON: {err.msg} (line {err.lineno}).") from None
+    from mipkit.data.json_input import read_json_file
+
+    data = read_json_file(path, "results file")
     if not isinstance(data, dict) or "schema_version" not in data or "kind" not in data:
         raise MipkitValueError(f"{path} is not a mipkit results file (no schema_version/kind).")
     major = str(data["schema_version"]).split(".")[0]

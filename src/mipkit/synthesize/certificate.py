@@ -32,6 +32,7 @@ __all__ = [
     "CERTIFICATE_FPRS",
     "SynthesisCertificate",
     "certificate_curve",
+    "check_certificate_fields",
     "certificate_from_dp",
     "certificate_from_record",
     "uncertified",
@@ -102,10 +103,12 @@ class SynthesisCertificate:
 
     @classmethod
     def from_dict(cls, d: dict) -> SynthesisCertificate:
+        """The certificate :meth:`to_dict` wrote, every field checked (:func:`check_certificate_fields`)."""
         if not isinstance(d, dict) or "method" not in d or "certified" not in d:
             raise MipkitValueError(
                 "This is not a synthesis certificate: it has no 'method' and 'certified' keys."
             )
+        check_certificate_fields(d)
         keys = set(cls.__dataclass_fields__)
         return cls(**{k: v for k, v in d.items() if k in keys})
 
@@ -120,12 +123,62 @@ class SynthesisCertificate:
     @classmethod
     def read(cls, path: str | Path) -> SynthesisCertificate:
         """Read a certificate written by :meth:`write` (one-line errors for a bad file)."""
-        p = Path(path)
-        try:
-            d = json.loads(p.read_text())
-        except json.JSONDecodeError as err:
-            raise MipkitValueError(f"{p} is not valid JSON: {err.msg} (line {err.lineno}).") from None
-        return cls.from_dict(d)
+        from mipkit.data.json_input import read_json_file
+
+        return cls.from_dict(read_json_file(path, "certificate"))
+
+
+def _fail(field: str, want: str, value: Any) -> None:
+    raise MipkitValueError(
+        f"The certificate's {field!r} must be {want}. Got {value!r}; is it a synthesizer's certificate.json?"
+    )
+
+
+def _number(field: str, value: Any, low: float, high: float) -> None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and low <= value <= high
+    if not ok:
+        _fail(field, f"a number in [{low:g}, {high:g}]", value)
+
+
+def check_certificate_fields(d: dict) -> None:
+    """Refuse a certificate whose fields have the wrong type or range (``"certified": "no"``, a negative
+    epsilon, a text eta) or of another kind: what it states is what the audit checks the release against."""
+    kind = d.get("kind", "synthesis-certificate")
+    if kind != "synthesis-certificate":
+        raise MipkitValueError(
+            f"This is a {kind!r} file, not a synthesis certificate (kind 'synthesis-certificate')."
+        )
+    if not isinstance(d["method"], str) or not d["method"]:
+        _fail("method", "the synthesizer's name", d["method"])
+    if not isinstance(d["certified"], bool):
+        _fail("certified", "true or false", d["certified"])
+    for name in ("mechanism", "epsilon", "deltas", "tpr_at_fpr", "calibration", "details"):
+        if not isinstance(d.get(name, {}), dict):
+            _fail(name, "an object", d[name])
+    if not isinstance(d.get("notes", []), list):
+        _fail("notes", "a list", d["notes"])
+    if not d["certified"]:
+        return
+    if d.get("delta") is not None:
+        _number("delta", d["delta"], 0.0, 1.0)
+    if d.get("neighbours") not in (None, *RELATIONS):
+        _fail("neighbours", f"one of {list(RELATIONS)}", d["neighbours"])
+    for relation, eps in (d.get("epsilon") or {}).items():
+        _number(f"epsilon[{relation}]", eps, 0.0, math.inf)
+    for relation, delta in (d.get("deltas") or {}).items():
+        _number(f"deltas[{relation}]", delta, 0.0, 1.0)
+    _number("eta", d.get("eta"), 0.0, 0.5)
+    _number("advantage", d.get("advantage"), 0.0, 1.0)
+    for fpr, tpr in (d.get("tpr_at_fpr") or {}).items():
+        _number(f"tpr_at_fpr[{fpr}]", tpr, 0.0, 1.0)
+    from mipkit.accounting import mechanism_from_dict
+
+    try:
+        mechanism_from_dict(d.get("mechanism") or {})
+    except (MipkitValueError, KeyError, TypeError, ValueError) as err:
+        raise MipkitValueError(
+            f"The certificate's 'mechanism' does not state a guarantee mipkit can rebuild ({err})."
+        ) from None
 
 
 def _curve(record: Any, relation: str) -> Any:
