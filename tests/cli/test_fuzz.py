@@ -12,35 +12,13 @@ command. ``CASES`` is counted in the README's "Bad input" paragraph.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import shutil
-import signal
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
 
-import numpy as np
-import pandas as pd
 import pytest
+from fuzz_inputs import AUDIT, AUDIT_RUN, as_params, name_args
 
 import mipkit.cli as cli
 
-PYTHON = sys.executable
-
-# Every audit case runs sequentially and quietly, so that a refusal after the fits started stays one line.
-AUDIT = [
-    "audit",
-    "--data",
-    "good.csv",
-    "--target",
-    "label",
-    "--model",
-    "sklearn.linear_model.LogisticRegression",
-]
-AUDIT_RUN = ["--models", "4", "--attacks", "loss", "--n-jobs", "1", "--quiet", "--out", "prev"]
 PROTECT = [
     "protect",
     "--data",
@@ -84,6 +62,11 @@ CASES: list[tuple[str, list[str]] | object] = [
     ("unknown flag", ["risk", "--epsilon", "1", "--no-such-flag"]),
     ("flag without value", ["risk", "--epsilon"]),
     ("unknown top-level flag", ["--no-such-flag"]),
+    # -- domain: the template of a table's schema
+    ("domain: no such table", ["domain", "--data", "nope.csv", "--out", "template.json"]),
+    ("domain: empty table", ["domain", "--data", "empty.csv", "--out", "template.json"]),
+    ("domain: unknown --drop", ["domain", "--data", "good.csv", "--drop", "nope", "--out", "template.json"]),
+    ("domain: out is a folder", ["domain", "--data", "good.csv", "--out", "prev"]),
     # -- risk: the README's list (negative epsilon, delta >= 1, sample rates outside (0, 1]) and more
     ("risk: no mechanism", ["risk"]),
     ("risk: two mechanisms", ["risk", "--epsilon", "1", "--mu", "1"]),
@@ -270,6 +253,7 @@ CASES: list[tuple[str, list[str]] | object] = [
     ("audit: confidence 1.5", audit("--confidence", "1.5")),
     ("audit: certified eta 0.7", audit("--certified-eta", "0.7")),
     ("audit: negative seed", audit("--seed", "-1")),
+    ("audit: 0 ltu rounds", audit("--ltu-rounds", "0")),
     ("audit: unknown backend", audit("--backend", "spark")),
     ("audit: address without ray", audit("--address", "auto")),
     ("audit: 0 jobs", audit_with("--n-jobs", "0")),
@@ -595,154 +579,13 @@ CASES: list[tuple[str, list[str]] | object] = [
 ]
 
 
-def _name_args(case) -> tuple[str, list[str]]:
-    if hasattr(case, "marks"):  # a pytest.param
-        return case.values[0], case.values[1]
-    return case
-
-
-def _cases() -> list:
-    out = []
-    for case in CASES:
-        name, args = _name_args(case)
-        out.append(pytest.param(args, id=name, marks=getattr(case, "marks", ())))
-    return out
-
-
-def _hash_tree(root: Path) -> dict[str, str]:
-    """Relative path -> SHA-256 of every file (a symlink: its target), folders too: the folder's state."""
-    state = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for name in dirnames + filenames:
-            path = Path(dirpath) / name
-            rel = str(path.relative_to(root))
-            if path.is_symlink():
-                state[rel] = "link:" + os.readlink(path)
-            elif path.is_dir():
-                state[rel] = "dir"
-            else:
-                state[rel] = hashlib.sha256(path.read_bytes()).hexdigest()
-    return state
-
-
-HOLDER = textwrap.dedent(
-    """
-    import sys, time
-    from mipkit._runfolder import lock_run_folder
-    lock_run_folder(sys.argv[1], command="mipkit audit --seed 7").acquire()
-    print("locked", flush=True)
-    time.sleep(600)
-    """
-)
-
-
-def _write_inputs(root: Path) -> None:
-    rng = np.random.default_rng(0)
-    n = 60
-    X = rng.normal(size=(n, 3))
-    y = (X[:, 0] + 0.5 * rng.normal(size=n) > 0).astype(int)
-    good = pd.DataFrame(X, columns=["a", "b", "c"]).assign(label=y)
-    good.to_csv(root / "good.csv", index=False)
-    (root / "empty.csv").write_bytes(b"")
-    (root / "header.csv").write_text("a,b,c,label\n")
-    (root / "garbage.csv").write_bytes(bytes(range(256)) * 8)
-    (root / "fake.parquet").write_text("this is not parquet")
-    good.assign(a=good["a"].where(good.index != 5)).to_csv(root / "nan.csv", index=False)
-    good.assign(label=good["label"].where(good.index != 7)).to_csv(root / "nan_label.csv", index=False)
-    good.assign(b=good["b"].where(good.index != 3, np.inf)).to_csv(root / "inf.csv", index=False)
-    good.assign(c=np.where(good.index % 2, "red", "blue")).to_csv(root / "strings.csv", index=False)
-    mixed = good.astype({"a": object})
-    mixed.loc[11, "a"] = "12,5 kg"
-    mixed.to_csv(root / "mixed.csv", index=False)
-    (root / "dup.csv").write_text("a,b,a,label\n" + "".join(f"{i},{i},{i},{i % 2}\n" for i in range(20)))
-    (root / "dup_space.csv").write_text(
-        "a, a ,b,label\n" + "".join(f"{i},{i},{i},{i % 2}\n" for i in range(20))
-    )
-    good.assign(label=0).to_csv(root / "one_class.csv", index=False)
-    good.assign(label=np.where(good.index < 2, 1, 0)).to_csv(root / "rare_class.csv", index=False)
-    good[["label"]].to_csv(root / "label_only.csv", index=False)
-    orig = pd.DataFrame(
-        {"a": rng.normal(size=50), "b": rng.integers(0, 3, 50), "colour": rng.choice(["r", "g"], 50)}
-    )
-    orig.to_csv(root / "original.csv", index=False)
-    orig.sample(frac=1.0, random_state=1).to_csv(root / "synthetic.csv", index=False)
-    configs = {
-        "broken.yaml": "models: [4\n",
-        "list.yaml": "- models\n- 4\n",
-        "unknown_key.yaml": "model_count: 4\n",
-        "dropna_no.yaml": 'dropna: "no"\n',
-        "models_text.yaml": 'models: "8"\n',
-        "models_bool.yaml": "models: true\n",
-        "json_yes.yaml": 'json: "yes"\n',
-        "confidence_text.yaml": "confidence: high\n",
-        "popen.yaml": (
-            "data: good.csv\ntarget: label\nmodel: subprocess.Popen\n"
-            "params: {args: touch X, shell: true}\nmodels: 4\nn-jobs: 1\nout: prev\n"
-        ),
-        "allow_inside.yaml": (
-            "data: good.csv\ntarget: label\nmodel: subprocess.Popen\nallow-model: [subprocess.Popen]\n"
-            "params: {args: touch X, shell: true}\nmodels: 4\nn-jobs: 1\nout: prev\n"
-        ),
-    }
-    for name, text in configs.items():
-        (root / name).write_text(text)
-    (root / "model.joblib").write_bytes(b"a previously saved model")
-    for name in ("bare", "bad_json", "list_json", "schema9", "no_results", "odd_kind"):
-        (root / name).mkdir()
-    (root / "bad_json" / "results.json").write_text("{not json")
-    (root / "list_json" / "results.json").write_text("[1, 2]")
-    (root / "schema9" / "results.json").write_text(json.dumps({"schema_version": "9.0", "kind": "audit"}))
-    (root / "no_results" / "results.json").write_text(json.dumps({"schema_version": "1.0", "kind": "audit"}))
-    (root / "odd_kind" / "results.json").write_text(json.dumps({"schema_version": "1.0", "kind": "poem"}))
-
-
-@pytest.fixture(scope="module")
-def sandbox(tmp_path_factory):
-    """The working folder of every case: inputs, a finished audit run ``prev/`` and a locked ``busy/``."""
-    root = tmp_path_factory.mktemp("fuzz")
-    _write_inputs(root)
-    here = os.getcwd()
-    os.chdir(root)
-    try:
-        assert cli.main([*AUDIT, *AUDIT_RUN]) == 0, "the previous run could not be made"
-        shutil.copytree(root / "prev", root / "busy")
-        shutil.copytree(root / "prev", root / "damaged")  # a scores.parquet cut short (by an older mipkit)
-        (root / "damaged" / "scores.parquet").write_bytes(
-            (root / "prev" / "scores.parquet").read_bytes()[:999]
-        )
-        holder = subprocess.Popen(
-            [PYTHON, "-c", HOLDER, str(root / "busy")], stdout=subprocess.PIPE, text=True
-        )
-        assert holder.stdout.readline().strip() == "locked"
-        yield root
-    finally:
-        os.chdir(here)
-        if "holder" in locals():
-            os.kill(holder.pid, signal.SIGKILL)
-            holder.wait(30)
-
-
-@pytest.mark.parametrize("args", _cases())
-def test_bad_input_is_refused_cleanly(sandbox, args, capsys, monkeypatch):
-    monkeypatch.chdir(sandbox)
-    monkeypatch.delenv("MIPKIT_DEBUG", raising=False)
-    monkeypatch.delenv("MIPKIT_ALLOWED_MODELS", raising=False)
-    before = _hash_tree(sandbox)
-    capsys.readouterr()
-    code = cli.main(list(args))
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err and "Traceback" not in out
-    assert code == 2, f"exit {code}; stderr: {err!r}"
-    lines = err.splitlines()
-    assert len(lines) == 1 and err.endswith("\n"), f"stderr is not one line: {err!r}"
-    assert lines[0].startswith("mipkit: error: "), lines[0]
-    assert out == "", f"a refusal printed on stdout: {out!r}"
-    assert _hash_tree(sandbox) == before, "the working folder or the run folder changed"
-    assert not (sandbox / "X").exists()
+@pytest.mark.parametrize("args", as_params(CASES))
+def test_bad_input_is_refused_cleanly(refused, args):
+    refused(args)
 
 
 def test_the_case_list_covers_every_command():
-    commands = {_name_args(c)[1][0] for c in CASES}
+    commands = {name_args(c)[1][0] for c in CASES}
     assert set(cli.COMMANDS) <= commands
     assert len(CASES) >= 150
 

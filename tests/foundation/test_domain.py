@@ -60,9 +60,9 @@ MALFORMED = [
     ('{"a": {"type": "numeric", "max": 1}}', "needs a finite 'min'"),
     ('{"a": {"type": "numeric", "min": "0", "max": 1}}', "must be a number"),
     ('{"a": {"type": "numeric", "min": true, "max": 1}}', "must be a number"),
-    ('{"a": {"type": "numeric", "min": 0, "max": 1e999}}', "must be finite"),
-    ('{"a": {"type": "numeric", "min": NaN, "max": 1}}', "must be finite"),
-    ('{"a": {"type": "numeric", "min": -Infinity, "max": 1}}', "must be finite"),
+    ('{"a": {"type": "numeric", "min": 0, "max": 1e999}}', "out of range"),
+    ('{"a": {"type": "numeric", "min": NaN, "max": 1}}', "not a JSON number"),
+    ('{"a": {"type": "numeric", "min": -Infinity, "max": 1}}', "not a JSON number"),
     ('{"a": {"type": "numeric", "min": 0, "max": 1, "integer": "yes"}}', "true or false"),
     ('{"a": {"type": "categorical", "categories": []}}', "non-empty 'categories'"),
     ('{"a": {"type": "categorical"}}', "non-empty 'categories'"),
@@ -73,8 +73,8 @@ MALFORMED = [
     ('{"a": {"type": "categorical", "categories": ["x"], "missing": 1}}', "true or false"),
     ('{"a": {"type": "numeric", "min": 0, "max": 1}, "a": {"type": "numeric", "min": 0, "max": 2}}', "twice"),
     ('{"a": {"type": "numeric", "min": 0, "max": 1}', "not valid JSON"),
-    ("[" * 10 + "]" * 10, "nested more than"),
-    ("[" * 100_000 + "]" * 100_000, "nested"),
+    ("[" * 10 + "]" * 10, "nests 10 levels deep"),
+    ("[" * 100_000 + "]" * 100_000, "nests 100,000 levels deep"),
 ]
 
 
@@ -88,7 +88,7 @@ def test_each_malformed_domain_is_one_line(tmp_path, text, words):
 def test_only_regular_files_of_bounded_size_are_read(tmp_path):
     with pytest.raises(MipkitValueError, match="No such domain file"):
         read_domain(tmp_path / "none.json")
-    with pytest.raises(MipkitValueError, match="not a regular file"):
+    with pytest.raises(MipkitValueError, match="is a folder"):
         read_domain(tmp_path)
     if hasattr(os, "mkfifo"):  # a FIFO would block a reader forever
         os.mkfifo(tmp_path / "fifo.json")
@@ -97,7 +97,7 @@ def test_only_regular_files_of_bounded_size_are_read(tmp_path):
     big = tmp_path / "big.json"
     with open(big, "wb") as f:
         f.truncate(MAX_DOMAIN_BYTES + 1)
-    with pytest.raises(MipkitValueError, match="more than"):
+    with pytest.raises(MipkitValueError, match="at most .* are read"):
         read_domain(big)
     (tmp_path / "latin.json").write_bytes(b'{"\xe9": 1}')
     with pytest.raises(MipkitValueError, match="not UTF-8"):

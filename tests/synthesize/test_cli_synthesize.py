@@ -82,7 +82,7 @@ def test_target_risk(table, domain, tmp_path, capsys):
         (["--method", "dpwgan-gp", "--epsilon", "0"], "--epsilon must be > 0"),
         (["--method", "dpwgan-gp", "--epsilon", "-1"], "--epsilon must be > 0"),
         (["--method", "dpwgan-gp", "--epsilon", "1", "--delta", "1"], "--delta must be in (0, 1)"),
-        (["--method", "dpwgan-gp", "--epsilon", "1", "--rows", "0"], "--rows must be >= 1"),
+        (["--method", "dpwgan-gp", "--epsilon", "1", "--rows", "0"], "--rows must be at least 1"),
         (["--method", "magic", "--epsilon", "1"], "must be one of"),
         (["--method", "aim"], "needs --epsilon"),
         (["--method", "mst", "--epsilon", "1", "--target-risk", "eta=0.1"], "not both"),

@@ -68,14 +68,31 @@ def read_config_file(path: str | Path) -> dict:
     import yaml
 
     from mipkit._validation import MipkitValueError
+    from mipkit.data.json_input import MAX_JSON_DEPTH, read_input_bytes
 
     p = Path(path)
-    if not p.is_file():
-        raise MipkitValueError(f"No such config file: {p}")
+    raw = read_input_bytes(p, "config file")
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        text = raw.decode("utf-8")
+        depth = 0
+        for event in yaml.parse(text, Loader=yaml.SafeLoader):  # iterative: bounds before composing
+            if isinstance(event, yaml.AliasEvent):
+                raise MipkitValueError(f"The config {p} uses a YAML alias (*name); write the value out.")
+            if isinstance(event, (yaml.MappingStartEvent, yaml.SequenceStartEvent)):
+                depth += 1
+                if depth > MAX_JSON_DEPTH:
+                    raise MipkitValueError(f"The config {p} nests deeper than {MAX_JSON_DEPTH} levels.")
+            elif isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                depth -= 1
+        data = yaml.safe_load(text)
+    except MipkitValueError:
+        raise
+    except UnicodeDecodeError as err:
+        raise MipkitValueError(f"The config {p} is not UTF-8 text (byte {err.start + 1}).") from None
     except yaml.YAMLError as err:
         raise MipkitValueError(f"Could not read config {p}: {str(err).splitlines()[0]}") from None
+    except ValueError as err:  # an integer of thousands of digits
+        raise MipkitValueError(f"Could not read config {p}: {err}.") from None
     if not isinstance(data, dict):
         raise MipkitValueError(f"The config {p} must hold a mapping of settings.")
     return data
@@ -367,6 +384,7 @@ def register(app: typer.Typer) -> None:
         allow_models(ctx, allow_model)
         check_count("--models", models, kind="models", minimum=None, override=yes_i_mean_it)
         check_count("--targets", targets, kind="targets", minimum=None)
+        check_count("--ltu-rounds", ltu_rounds, kind="fits")
         run_dir = check_out_folder(out)
         label = fits_label(backend, n_jobs, address)
         with FitProgress(label, enabled=not (quiet or as_json)) as progress, lock_run_folder(run_dir):

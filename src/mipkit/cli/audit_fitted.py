@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from mipkit.cli.audit_scores import AttacksOption, attack_names, finish, measurement
+from mipkit.cli.audit_scores import AttacksOption, attack_names, checked_measurement, finish, measurement
 from mipkit.cli.options import (
     AddressOption,
     JsonOption,
@@ -99,13 +99,21 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Audit a fitted model: its outputs on members vs non-members (LOSS; LiRA/RMIA with references)."""
         from mipkit._runfolder import lock_run_folder
-        from mipkit._validation import MipkitValueError
+        from mipkit._validation import MipkitValueError, check_choice
         from mipkit.cli._progress import FitProgress, fits_label
-        from mipkit.cli.options import check_out_folder
+        from mipkit.cli.options import check_count, check_n_jobs, check_out_folder
         from mipkit.data.io import read_table
         from mipkit.workflows.audit_fitted import audit_fitted as run
         from mipkit.workflows.audit_fitted import check_no_overlap
 
+        kw = checked_measurement(
+            measure, seed, attacks, "audit-fitted"
+        )  # every setting checked before any file is read
+        check_choice("backend", backend, ("local", "ray"), owner="mipkit audit-fitted")
+        check_n_jobs(n_jobs)
+        check_count("--reference-models", reference_models, kind="models", minimum=0)
+        if reference_models == 1:
+            raise MipkitValueError("--reference-models must be 0 (none) or at least 2. Got 1.")
         if reference_models and population is None:
             raise MipkitValueError("--reference-models needs --population (the records they are trained on).")
         run_dir = check_out_folder(out)
@@ -129,7 +137,7 @@ def register(app: typer.Typer) -> None:
                 n_jobs=n_jobs,
                 address=address,
                 progress=progress,
-                **measure(),
+                **kw,
                 write_report=not no_report,
             )
         finish(result, run_dir, as_json)

@@ -68,12 +68,17 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """Audit DP training in one run: canaries, abstaining guesses and an epsilon lower bound."""
+        import math
+
+        from mipkit._validation import MipkitValueError
         from mipkit.cli.options import check_count, hold_run_folder
         from mipkit.workflows.audit_one_run import OneRunConfig, run_one_run_audit
 
         check_count("--canaries", canaries, kind="rows", minimum=None)
-        if out is not None:
-            hold_run_folder(out)  # checked, and locked until the command ends
+        if fail_above is not None and not math.isfinite(fail_above):
+            raise MipkitValueError(
+                f"--fail-above must be a finite number (a NaN limit never fails). Got {fail_above}."
+            )
         cfg = config_from_flags(  # the flags named like OneRunConfig's fields, and these
             OneRunConfig,
             drop=comma_names(drop) or (),
@@ -81,6 +86,8 @@ def register(app: typer.Typer) -> None:
             k_plus=_fractions(k_plus, "--k-plus"),
             k_minus=_fractions(k_minus, "--k-minus"),
         )
+        if out is not None:
+            hold_run_folder(out)  # checked, and locked until the command ends
         res = run_one_run_audit(cfg, out)
         d = res.to_dict()
         if as_json:

@@ -81,6 +81,30 @@ def measurement(
     }
 
 
+def checked_measurement(measure: Any, seed: int, attacks: str, command: str) -> dict[str, Any]:
+    """The measurement flags (``measure``, the :func:`measurement` group) as keyword arguments, checked with
+    the seed and ``--attacks`` before any file is read
+    (:func:`~mipkit.workflows.audit_config.check_measurement` and the policy)."""
+    from mipkit._validation import MipkitValueError
+    from mipkit.attacks.registry import ATTACKS
+    from mipkit.workflows.audit_config import check_measurement
+    from mipkit.workflows.audit_verdict import check_policy
+
+    kw = measure()
+    check_measurement(
+        fprs=kw["fprs"],
+        base_rates=kw["base_rates"],
+        confidence=kw["confidence"],
+        n_boot=kw["n_boot"],
+        seed=seed,
+    )
+    check_policy(kw["fail_metric"], kw["fail_above"], kw["fprs"])
+    names = [a.lower() for a in attack_names(attacks)]
+    if any(a not in ATTACKS for a in names) or "loss" not in names:
+        raise MipkitValueError(f"--attacks must include loss, among {', '.join(ATTACKS)}. Got {attacks!r}.")
+    return kw
+
+
 def attack_names(attacks: str) -> tuple[str, ...]:
     """``--attacks`` -> names (LOSS alone when the list is empty)."""
     return comma_names(attacks) or ("loss",)
@@ -113,6 +137,7 @@ def register(app: typer.Typer) -> None:
         from mipkit.cli.options import check_out_folder
         from mipkit.workflows.audit_scores_file import audit_predictions_file, read_predictions
 
+        kw = checked_measurement(measure, seed, attacks, "audit-scores")
         run_dir = check_out_folder(out)
         table = read_predictions(predictions)  # bad input is refused before the run folder is made
         with lock_run_folder(run_dir):
@@ -121,7 +146,7 @@ def register(app: typer.Typer) -> None:
                 out_dir=run_dir,
                 attacks=attack_names(attacks),
                 seed=seed,
-                **measure(),
+                **kw,
                 write_report=not no_report,
                 model_info={"import_path": f"model of {Path(predictions).name}"},
                 design={"source": f"predictions file {Path(predictions).name}"},

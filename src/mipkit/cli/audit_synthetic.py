@@ -183,7 +183,7 @@ def register(app: typer.Typer) -> None:
         from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
         from mipkit._validation import MipkitValueError
-        from mipkit.cli.options import check_count, finding, hold_run_folder
+        from mipkit.cli.options import check_count, check_n_jobs, check_seed, finding, hold_run_folder
         from mipkit.data.io import read_table
         from mipkit.workflows.audit_synthetic import audit_synthetic
 
@@ -203,6 +203,8 @@ def register(app: typer.Typer) -> None:
         check_count("--singling-out", singling_out, kind="rows")
         check_count("--singling-out-cols", singling_out_cols, kind="rows")
         check_count("--linkability-neighbors", linkability_neighbors, kind="rows")
+        check_seed(seed)
+        check_n_jobs(n_jobs, negative=False)
         aux = _check_linkability(linkability)
         hold_run_folder(out)  # checked, and locked until the command ends
         if not 0 <= tolerance <= 1:

@@ -12,8 +12,9 @@ Imported when the command modules are, so it imports nothing heavy at module lev
 
 And the commands' guards:
 
-* :func:`check_count`: size flags (models, steps, targets, rows) within limits that say what they cost,
-  with ``--yes-i-mean-it`` lifting the soft limit where a large run is legitimate;
+* :func:`check_count`: size flags (models, steps, targets, rows, workers, layer widths) within limits that
+  say what they cost, with ``--yes-i-mean-it`` lifting the soft limit where a large run is legitimate;
+  :func:`check_n_jobs` for ``--n-jobs`` and :func:`check_seed` for ``--seed``;
 * :func:`hold_run_folder`: check a run folder and hold its lock while the command runs;
 * :func:`check_out_folder` / :func:`check_out_file`: output paths that are not empty, not the wrong kind of
   thing, and (for figures) of a format that can be written;
@@ -25,16 +26,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
 import typer
 from typer import Option
 
+from mipkit.cli.limits import (  # noqa: F401 - the guards are part of this module's interface
+    LIMITS,
+    OVERRIDE_FLAG,
+    Limit,
+    check_count,
+    check_n_jobs,
+    check_seed,
+)
+
 T = TypeVar("T")
 
-OVERRIDE_FLAG = "--yes-i-mean-it"
 ALLOW_MODEL_HELP = (
     "Allow this trainer class (import path, or 'package.*'; repeatable) besides scikit-learn and mipkit's "
     "own. Also MIPKIT_ALLOWED_MODELS. Not accepted from --config."
@@ -191,75 +199,6 @@ def target_parameters(flag: str) -> Callable[..., dict[str, float | None]]:
         return {"fpr": fpr, "baseline": baseline, "base_rate": base_rate, "recall": recall}
 
     return given
-
-
-@dataclass(frozen=True)
-class Limit:
-    """Bounds of a size flag: ``soft`` may be lifted with ``--yes-i-mean-it`` (when given), ``hard`` never."""
-
-    soft: int | None
-    hard: int
-    cost: str
-
-
-LIMITS: dict[str, Limit] = {
-    "models": Limit(1024, 10**6, "each model is a full fit and its outputs are kept in memory"),
-    "targets": Limit(None, 10**6, "each target model is attacked with all the others"),
-    "steps": Limit(None, 10**6, "the accountant's memory and time grow with the number of steps"),
-    "fits": Limit(None, 10**6, "each is a full fit of the model"),
-    "rows": Limit(None, 10**8, "the rows are held in memory"),
-}
-"""The limits of :func:`check_count` by kind of size."""
-
-
-def check_count(
-    flag: str,
-    value: Any,
-    *,
-    kind: str,
-    minimum: int | None = 1,
-    maximum: int | None = None,
-    even: bool = False,
-    override: bool | None = None,
-) -> int | None:
-    """Check a size flag before anything is allocated; returns ``value`` (None passes through).
-
-    Parameters
-    ----------
-    flag : str
-        The flag, as the message shows it (``"--models"``).
-    value : int or None
-    kind : {"models", "targets", "steps", "fits", "rows"}
-        Which :data:`LIMITS` apply.
-    minimum : int or None
-        Smallest value accepted (None: the caller checks it).
-    maximum : int, optional
-        A bound of this run (e.g. the number of rows of the table), applied with the kind's limits.
-    even : bool
-        Refuse odd values.
-    override : bool, optional
-        The command's ``--yes-i-mean-it`` flag; None when the command has none (the soft limit is then a
-        hard one).
-    """
-    from mipkit._validation import MipkitValueError
-
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise MipkitValueError(f"{flag} must be an integer. Got {value!r}.")
-    if minimum is not None and value < minimum:
-        raise MipkitValueError(f"{flag} must be at least {minimum}. Got {value}.")
-    if even and value % 2:
-        raise MipkitValueError(f"{flag} must be even. Got {value}.")
-    if maximum is not None and value > maximum:
-        raise MipkitValueError(f"{flag} must be at most {maximum} here. Got {value}.")
-    limit = LIMITS[kind]
-    if value > limit.hard:
-        raise MipkitValueError(f"{flag} must be at most {limit.hard:,} ({limit.cost}). Got {value:,}.")
-    if limit.soft is not None and value > limit.soft and not override:
-        lift = f"; pass {OVERRIDE_FLAG} to run it anyway" if override is not None else ""
-        raise MipkitValueError(f"{flag} {value:,} is over the limit of {limit.soft:,} ({limit.cost}){lift}.")
-    return value
 
 
 def check_out_folder(out: Any, flag: str = "--out") -> Path:
@@ -476,16 +415,15 @@ def finish_audit(
         raise finding(verdict.get("text", ""))
 
 
-def parse_params(text: str | None) -> dict:
-    """``--params`` JSON text -> dict of trainer constructor arguments, with a one-line error."""
+def parse_params(text: str | None, flag: str = "--params") -> dict:
+    """``--params`` JSON text -> dict of constructor arguments, with a one-line error (the bounds of
+    :mod:`mipkit.data.json_input`: depth, size, no NaN or overflowing numbers)."""
     from mipkit._validation import MipkitValueError
+    from mipkit.data.json_input import parse_json_text
 
     if text is None or not text.strip():
         return {}
-    try:
-        value = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise MipkitValueError(f"--params is not valid JSON: {err.msg} (column {err.colno}).") from None
+    value = parse_json_text(text, flag)
     if not isinstance(value, dict):
-        raise MipkitValueError(f"--params must be a JSON object such as '{{\"C\": 0.1}}'. Got {text!r}.")
+        raise MipkitValueError(f"{flag} must be a JSON object such as '{{\"C\": 0.1}}'. Got {text[:80]!r}.")
     return value

@@ -193,12 +193,14 @@ def protect(
     import joblib
 
     from mipkit._runfolder import atomic_write
-    from mipkit.cli.options import allow_models, check_count, check_out_file
+    from mipkit.cli.options import allow_models, check_count, check_n_jobs, check_out_file, check_seed
     from mipkit.mechanisms.mip_noise import MIPNoise, load_estimator
 
     out = check_out_file(out)
     allow_models(None, allow_model)
     check_count("--n-estimates", n_estimates, kind="fits", minimum=None)
+    check_seed(seed)
+    check_n_jobs(n_jobs)
     estimator = load_estimator(model, parse_params(params))
     ds, domain_used = _load(data, target, encode, drop, domain)
     wrapper = MIPNoise(
@@ -259,17 +261,27 @@ def audit_noise(
     import json
 
     from mipkit._validation import check_positive_int
-    from mipkit.cli.options import allow_models, check_count
+    from mipkit.cli.options import allow_models, check_count, check_n_jobs, check_seed
+    from mipkit.mechanisms.mip_calibration import check_mip_params
     from mipkit.mechanisms.mip_noise import load_estimator
     from mipkit.workflows.audit_noise import audit_noise as play_audit_noise
 
     allow_models(None, allow_model)
     check_count("--n-reference", n_reference, kind="fits", minimum=None)
     check_count("--n-releases", n_releases, kind="fits", minimum=None)
+    check_seed(seed)
+    check_n_jobs(n_jobs)
     estimator = load_estimator(model, parse_params(params))
     check_positive_int("n_releases", n_releases, owner="mipkit audit-noise")
     check_positive_int("n_targets", n_targets, owner="mipkit audit-noise")
     check_positive_int("n_reference", n_reference, minimum=2, owner="mipkit audit-noise")
+    settings = _noise_settings(eta, calibration, sigma, confidence, moment, attributes, seed, n_jobs)
+    check_mip_params(  # the noise's settings, before any fit
+        "mipkit audit-noise",
+        **{k: settings[k] for k in ("eta", "calibration", "sigma", "confidence", "moment")},
+        n_estimates=n_reference,
+        train_on="half",
+    )
     ds, domain_used = _load(data, target, encode, drop, domain)
     check_count("--n-targets", n_targets, kind="rows", maximum=ds.X.shape[0])  # at most one per record
     ctx, advance = _progress(n_reference + n_releases, quiet=False)
@@ -282,7 +294,7 @@ def audit_noise(
             n_releases=n_releases,
             n_targets=n_targets,
             progress=advance,
-            **_noise_settings(eta, calibration, sigma, confidence, moment, attributes, seed, n_jobs),
+            **settings,
         )
     game = result.to_dict()
     if json_output:

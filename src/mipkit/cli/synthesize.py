@@ -130,16 +130,20 @@ def register(app: typer.Typer) -> None:
 
         from mipkit._validation import MipkitValueError, check_choice
         from mipkit.cli._progress import FitProgress
-        from mipkit.cli.options import hold_run_folder, parse_params
+        from mipkit.cli.options import check_count, check_seed, hold_run_folder, parse_params
         from mipkit.synthesize.peers import METHODS
+        from mipkit.workflows.synthesize import MAX_EPSILON
 
         check_choice("method", method, METHODS, owner="mipkit synthesize")
-        if epsilon is not None and not epsilon > 0:
-            raise MipkitValueError(f"--epsilon must be > 0. Got {epsilon:g}.")
+        if epsilon is not None and not 0 < epsilon <= MAX_EPSILON:
+            raise MipkitValueError(
+                f"--epsilon must be > 0 and at most {MAX_EPSILON:g} (above, nothing is certified). "
+                f"Got {epsilon:g}."
+            )
         if not 0 < delta < 1:
             raise MipkitValueError(f"--delta must be in (0, 1). Got {delta:g}.")
-        if rows is not None and rows < 1:
-            raise MipkitValueError(f"--rows must be >= 1. Got {rows}.")
+        check_count("--rows", rows, kind="rows")
+        check_seed(seed)
         if epsilon is not None and target_risk is not None:
             raise MipkitValueError("Give --epsilon or --target-risk, not both.")
         if method != "ctgan" and epsilon is None and target_risk is None:

@@ -37,9 +37,14 @@ from mipkit.cli.options import (
 OWNER = "mipkit train-private"
 
 
+MAX_LAYERS = 32
+"""Most hidden layers ``--hidden`` takes."""
+
+
 def _hidden(text: str) -> tuple[int, ...]:
     """``"64"`` or ``"64,32"`` -> widths; ``""`` or ``"0"`` -> ``()`` (logistic regression)."""
     from mipkit._validation import MipkitValueError
+    from mipkit.cli.options import check_count
 
     items = [t.strip() for t in str(text).split(",") if t.strip()]
     try:
@@ -54,6 +59,10 @@ def _hidden(text: str) -> tuple[int, ...]:
         raise MipkitValueError(
             f"--hidden widths must be positive (0 alone: logistic regression). Got {text!r}."
         )
+    if len(widths) > MAX_LAYERS:
+        raise MipkitValueError(f"--hidden must list at most {MAX_LAYERS} layers. Got {len(widths)}.")
+    for w in widths:
+        check_count("--hidden", w, kind="width")
     return widths
 
 
@@ -171,11 +180,12 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """Train with DP-SGD to a risk target; writes the model and its certificate."""
-        from mipkit.cli.options import check_count, hold_run_folder
+        from mipkit.cli.options import check_count, check_seed, hold_run_folder
         from mipkit.workflows.train_private import TrainPrivateConfig, train_private
 
         check_count("--epochs", epochs, kind="steps", minimum=None)
-        hold_run_folder(out)  # checked, and locked until the command ends
+        check_count("--batch-size", batch_size, kind="rows")
+        check_seed(seed)
         given = {**target_params(), "delta": delta}  # fpr, baseline, base_rate, recall and delta
         cfg = config_from_flags(  # the flags named like TrainPrivateConfig's fields, and these
             TrainPrivateConfig,
@@ -183,6 +193,8 @@ def register(app: typer.Typer) -> None:
             risk_target=_risk_target(target_risk, value, noise_multiplier, given),
             hidden=_hidden(hidden),
         )
+        cfg.classifier()._privacy()  # the target and the privacy settings, before the table is read
+        hold_run_folder(out)  # checked, and locked until the command ends
         if as_json:
             result = train_private(cfg, out)
             echo_json(result.to_dict())

@@ -20,10 +20,8 @@ ranges and categories).
 
 from __future__ import annotations
 
-import json
 import math
 import os
-import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -76,18 +74,6 @@ def _no_repeats(pairs: list[tuple[str, Any]]) -> dict:
     return out
 
 
-def _no_constant(name: str) -> float:
-    raise MipkitValueError(f"The domain holds {name}; every number in it must be finite.")
-
-
-def _depth(obj: Any, limit: int) -> int:
-    """Nesting depth of ``obj`` (a scalar is 0), counted up to ``limit + 1``."""
-    if limit < 0 or not isinstance(obj, (dict, list)):
-        return 0
-    items = obj.values() if isinstance(obj, dict) else obj
-    return 1 + max((_depth(v, limit - 1) for v in items), default=0)
-
-
 def read_domain(path: str | os.PathLike) -> dict[str, dict]:
     """Read and validate a domain file (JSON; see the module docstring).
 
@@ -95,44 +81,17 @@ def read_domain(path: str | os.PathLike) -> dict[str, dict]:
     with no repeated name and no ``NaN`` / ``Infinity``; every entry as :func:`validate_domain` requires.
     Each problem is one :class:`MipkitValueError` line.
     """
+    from mipkit.data.json_input import parse_json_text, read_input_bytes
+
     p = Path(path)
-    try:
-        info = os.stat(p)
-    except FileNotFoundError:
-        raise MipkitValueError(f"No such domain file: {p}") from None
-    except OSError as err:
-        raise MipkitValueError(f"Could not read the domain file {p}: {err.strerror or err}.") from None
-    if not stat.S_ISREG(info.st_mode):
-        raise MipkitValueError(f"The domain {p} is not a regular file; give a JSON file.")
-    if info.st_size > MAX_DOMAIN_BYTES:
-        raise MipkitValueError(
-            f"The domain file {p} has {info.st_size} bytes, more than {MAX_DOMAIN_BYTES}; a domain lists "
-            "column kinds, ranges and categories."
-        )
-    try:
-        with open(p, "rb") as f:
-            raw = f.read(MAX_DOMAIN_BYTES + 1)
-    except OSError as err:
-        raise MipkitValueError(f"Could not read the domain file {p}: {err.strerror or err}.") from None
-    if len(raw) > MAX_DOMAIN_BYTES:
-        raise MipkitValueError(f"The domain file {p} is larger than {MAX_DOMAIN_BYTES} bytes.")
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        raise MipkitValueError(f"The domain file {p} is not UTF-8 text.") from None
-    try:
-        obj = json.loads(text, object_pairs_hook=_no_repeats, parse_constant=_no_constant)
-    except json.JSONDecodeError as err:
-        raise MipkitValueError(
-            f"The domain file {p} is not valid JSON: {err.msg} (line {err.lineno}, column {err.colno})."
-        ) from None
-    except RecursionError:
-        raise MipkitValueError(f"The domain file {p} is nested too deeply to be a domain.") from None
-    if _depth(obj, MAX_DOMAIN_DEPTH) > MAX_DOMAIN_DEPTH:
-        raise MipkitValueError(
-            f"The domain file {p} is nested more than {MAX_DOMAIN_DEPTH} deep; a domain needs 3 "
-            "(the object, a column's entry, its categories)."
-        )
+    raw = read_input_bytes(p, "domain file", max_bytes=MAX_DOMAIN_BYTES)
+    obj = parse_json_text(
+        raw,
+        f"The domain file {p}",
+        max_bytes=MAX_DOMAIN_BYTES,
+        max_depth=MAX_DOMAIN_DEPTH,
+        object_pairs_hook=_no_repeats,
+    )
     return validate_domain(obj, source=f"The domain {p}")
 
 

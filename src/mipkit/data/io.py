@@ -17,6 +17,17 @@ from mipkit.data.csv_out import restore_cell
 from mipkit.data.domain import check_domain, encode_features, needs_domain_message
 
 SUPPORTED_SUFFIXES = (".csv", ".tsv", ".txt", ".data", ".parquet", ".pq")
+#: Suffixes of the other files mipkit reads or writes, refused where a table is expected.
+NOT_TABLES = {
+    ".json": "JSON",
+    ".yaml": "YAML",
+    ".yml": "YAML",
+    ".joblib": "model",
+    ".skops": "model",
+    ".pkl": "model",
+    ".pt": "model",
+    ".html": "HTML",
+}
 
 
 def read_table(path: str | Path, *, na_values: tuple[str, ...] = ("?", "")) -> pd.DataFrame:
@@ -35,6 +46,10 @@ def read_table(path: str | Path, *, na_values: tuple[str, ...] = ("?", "")) -> p
     if p.stat().st_size == 0:
         raise MipkitValueError(f"The file {p} is empty.")
     suffix = p.suffix.lower()
+    if suffix in NOT_TABLES:
+        raise MipkitValueError(
+            f"{p} is a {NOT_TABLES[suffix]} file, not a table: give a CSV, TSV or Parquet file."
+        )
     try:
         if suffix in (".parquet", ".pq"):
             df = pd.read_parquet(p)
@@ -125,9 +140,9 @@ def check_columns(df: pd.DataFrame, columns: list[str] | tuple[str, ...], *, wha
         )
 
 
-def _check_not_mostly_numeric(column: pd.Series, name: str) -> None:
+def check_not_mostly_numeric(column: pd.Series, name: str, where: str = "") -> None:
     """Refuse a column of numbers spoiled by a few text cells (a typo would otherwise turn every distinct
-    number into a category of its own when encoded)."""
+    number into a category of its own when encoded); ``where`` names the table in the message."""
     values = column.dropna()
     if values.empty or pd.api.types.is_bool_dtype(values):
         return
@@ -137,7 +152,8 @@ def _check_not_mostly_numeric(column: pd.Series, name: str) -> None:
         rows = [str(i + 1) if isinstance(i, (int, np.integer)) else str(i) for i in values.index[bad][:3]]
         cells = ", ".join(repr(v) for v in values[bad].astype(str).unique()[:3])
         raise MipkitValueError(
-            f"Column {name!r} holds numbers except for {int(bad.sum())} cell(s) such as {cells} (data "
+            f"Column {name!r}{f' of the {where}' if where else ''} holds numbers except for "
+            f"{int(bad.sum())} cell(s) such as {cells} (data "
             f"row(s) {', '.join(rows)}); correct them, or leave them empty to mark them missing."
         )
 
@@ -217,7 +233,7 @@ def features_target(
     if non_numeric and release:
         raise MipkitValueError(needs_domain_message([str(c) for c in non_numeric]))
     for c in non_numeric:
-        _check_not_mostly_numeric(feats[c], str(c))
+        check_not_mostly_numeric(feats[c], str(c))
     if non_numeric and encode == "none":
         raise MipkitValueError(
             f"Non-numeric feature column(s) {', '.join(map(repr, non_numeric[:8]))}: encode them "

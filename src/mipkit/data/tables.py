@@ -214,6 +214,11 @@ def check_tables(
                     f"Column {c!r} is numeric in the original table but not in the {name} table{example}."
                 )
     categorical = [c for c in cols if c not in numeric]
+    from mipkit.data.io import check_not_mostly_numeric
+
+    for name, df in tables.items():  # a column of numbers with a typo would become one category per value
+        for c in categorical:
+            check_not_mostly_numeric(df[c], str(c), f"{name} table")
     X = original[numeric].to_numpy(dtype=float) if numeric else np.empty((len(original), 0))
     with np.errstate(all="ignore"):
         lo = np.nanmin(X, axis=0) if numeric else np.empty(0)
@@ -358,3 +363,25 @@ def decode_categories(codes: np.ndarray, column: str, schema: TableSchema) -> np
     """Map codes of ``column`` back to text (``MISSING_LABEL`` for the missing code)."""
     lv = np.array([*schema.levels[column], MISSING_LABEL], dtype=object)
     return lv[np.asarray(codes)]
+
+
+def same_rows(a: pd.DataFrame, b: pd.DataFrame) -> bool:
+    """True when ``a`` and ``b`` hold the same rows the same number of times (in any order) on ``a``'s
+    columns: the same table given twice, shuffled or not."""
+    cols = list(a.columns)
+    if len(a) != len(b) or any(c not in b.columns for c in cols):
+        return False
+    ha = np.sort(pd.util.hash_pandas_object(a[cols], index=False).to_numpy())
+    hb = np.sort(pd.util.hash_pandas_object(b[cols], index=False).to_numpy())
+    return bool(np.array_equal(ha, hb))
+
+
+def check_not_the_original(original: pd.DataFrame, other: pd.DataFrame, name: str) -> None:
+    """Refuse a table of unseen records (a holdout, a control set) that holds the original's rows (the same
+    table given twice, shuffled or not): the generator saw every one of them, and the audit would measure
+    no risk. Rows that merely coincide with some of the original's (discrete data) are accepted."""
+    if same_rows(original, other):
+        raise MipkitValueError(
+            f"The {name} table holds the same rows as the original: it must hold records the generator was "
+            "not trained on. Is it the original given again?"
+        )

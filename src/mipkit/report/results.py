@@ -83,12 +83,9 @@ def read_results(run_dir: str | Path) -> dict:
     raw = read_run_file(path)  # the staged version inside a staged write; never through a symlink
     if raw is None:
         raise MipkitValueError(f"No {RESULTS_FILE} in {run_dir}: is it a mipkit run folder?")
-    try:
-        data = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        raise MipkitValueError(f"{path} is not UTF-8 text: is it a mipkit results file?") from None
-    except json.JSONDecodeError as err:
-        raise MipkitValueError(f"{path} is not valid JSON: {err.msg} (line {err.lineno}).") from None
+    from mipkit.data.json_input import parse_json_text
+
+    data = parse_json_text(raw, f"The results file {path}")
     if not isinstance(data, dict) or "schema_version" not in data or "kind" not in data:
         raise MipkitValueError(f"{path} is not a mipkit results file (no schema_version/kind).")
     major = str(data["schema_version"]).split(".")[0]

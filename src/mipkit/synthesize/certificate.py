@@ -144,68 +144,66 @@ class SynthesisCertificate:
     def read(cls, path: str | Path) -> SynthesisCertificate:
         """Read a certificate written by :meth:`write`, checked whole (:meth:`from_dict`; one-line errors
         naming the file for a bad one)."""
-        p = Path(path)
+        from mipkit.data.json_input import read_json_file
+
         try:
-            d = json.loads(p.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as err:
-            raise MipkitValueError(f"{p} is not valid JSON: {err.msg} (line {err.lineno}).") from None
-        except UnicodeDecodeError:
-            raise MipkitValueError(f"{p} is not UTF-8 text: is it a certificate.json?") from None
-        try:
-            return cls.from_dict(d)
+            return cls.from_dict(read_json_file(path, "certificate"))
         except MipkitValueError as err:
-            raise MipkitValueError(f"{p}: {err}") from None
+            raise MipkitValueError(f"{path}: {err}") from None
 
 
-def _number(d: dict, key: str, low: float, high: float, *, optional: bool = False) -> None:
-    value = d.get(key)
-    if value is None and optional:
-        return
-    if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
-        raise MipkitValueError(
-            f"The certificate's {key!r} must be a number in [{low:g}, {high:g}]. Got {value!r} instead."
-        )
+def _fail(field: str, want: str, value: Any) -> None:
+    raise MipkitValueError(
+        f"The certificate's {field!r} must be {want}. Got {value!r}; is it a synthesizer's certificate.json?"
+    )
+
+
+def _number(field: str, value: Any, low: float, high: float) -> None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and low <= value <= high
+    if not ok:
+        _fail(field, f"a number in [{low:g}, {high:g}]", value)
 
 
 def check_certificate_fields(d: dict) -> None:
-    """Check the fields of a certificate read from JSON: one :class:`MipkitValueError` line for the first
-    that is missing, of the wrong type or out of range (``certified`` a JSON boolean; for a certified one,
-    ``delta`` in (0, 1), ``neighbours`` a relation, ``mechanism`` an object, non-negative finite epsilons,
-    ``eta`` in [0, 1/2], ``advantage`` and the TPRs in [0, 1])."""
-    if not isinstance(d.get("method"), str) or not d["method"]:
-        raise MipkitValueError(f"The certificate's 'method' must be a name. Got {d.get('method')!r} instead.")
-    if not isinstance(d.get("certified"), bool):
+    """Refuse a certificate whose fields are missing, of the wrong type or out of range
+    (``"certified": "no"``, a negative epsilon, a text eta, a delta of 0 or 1, an empty mechanism) or of
+    another kind: what it states is what the audit checks the release against.
+    :meth:`SynthesisCertificate.from_dict` then rebuilds the certified trade-off curve from the mechanism
+    record."""
+    kind = d.get("kind", "synthesis-certificate")
+    if kind != "synthesis-certificate":
         raise MipkitValueError(
-            f"The certificate's 'certified' must be true or false. Got {d.get('certified')!r} instead."
+            f"This is a {kind!r} file, not a synthesis certificate (kind 'synthesis-certificate')."
         )
-    for key, kind in (("mechanism", dict), ("epsilon", dict), ("deltas", dict), ("tpr_at_fpr", dict),
-                      ("calibration", dict), ("details", dict), ("notes", list)):  # fmt: skip
-        if key in d and not isinstance(d[key], kind):
-            what = "an object" if kind is dict else "a list"
-            raise MipkitValueError(f"The certificate's {key!r} must be {what}. Got {d[key]!r:.60} instead.")
+    if not isinstance(d["method"], str) or not d["method"]:
+        _fail("method", "the synthesizer's name", d["method"])
+    if not isinstance(d["certified"], bool):
+        _fail("certified", "true or false", d["certified"])
+    for name in ("mechanism", "epsilon", "deltas", "tpr_at_fpr", "calibration", "details"):
+        if not isinstance(d.get(name, {}), dict):
+            _fail(name, "an object", d[name])
+    if not isinstance(d.get("notes", []), list):
+        _fail("notes", "a list", d["notes"])
     if not d["certified"]:
         return
     missing = [k for k in ("delta", "neighbours", "mechanism", "epsilon") if k not in d]
     if missing:
         raise MipkitValueError(f"The certificate has no {', '.join(map(repr, missing))}; it is not complete.")
-    _number(d, "delta", 0.0, 1.0)
+    _number("delta", d["delta"], 0.0, 1.0)
     if d["delta"] in (0, 1):
-        raise MipkitValueError(f"The certificate's 'delta' must be in (0, 1). Got {d['delta']!r} instead.")
-    if d["neighbours"] not in RELATIONS:
-        raise MipkitValueError(
-            f"The certificate's 'neighbours' must be one of {list(RELATIONS)}. "
-            f"Got {d['neighbours']!r} instead."
-        )
+        _fail("delta", "in (0, 1)", d["delta"])
     if not d["mechanism"]:
         raise MipkitValueError("The certificate's 'mechanism' is empty: it certifies nothing.")
-    for field_name, high in (("epsilon", math.inf), ("deltas", 1.0), ("tpr_at_fpr", 1.0)):
-        for key, value in d.get(field_name, {}).items():
-            _number({f"{field_name}[{key}]": value}, f"{field_name}[{key}]", 0.0, high)
-    for key in ("epsilon", "delta"):  # the record's own parameters, where it states them
-        if key in d["mechanism"]:
-            _number(d["mechanism"], key, 0.0, math.inf if key == "epsilon" else 1.0)
-    _number(d, "eta", 0.0, 0.5, optional=True)
-    _number(d, "advantage", 0.0, 1.0, optional=True)
+    if d.get("neighbours") not in (None, *RELATIONS):
+        _fail("neighbours", f"one of {list(RELATIONS)}", d["neighbours"])
+    for relation, eps in (d.get("epsilon") or {}).items():
+        _number(f"epsilon[{relation}]", eps, 0.0, math.inf)
+    for relation, delta in (d.get("deltas") or {}).items():
+        _number(f"deltas[{relation}]", delta, 0.0, 1.0)
+    _number("eta", d.get("eta"), 0.0, 0.5)
+    _number("advantage", d.get("advantage"), 0.0, 1.0)
+    for fpr, tpr in (d.get("tpr_at_fpr") or {}).items():
+        _number(f"tpr_at_fpr[{fpr}]", tpr, 0.0, 1.0)
 
 
 def _curve(record: Any, relation: str) -> Any:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 
 import numpy as np
@@ -20,6 +21,7 @@ __all__ = [
     "MIN_PER_CLASS",
     "AuditConfig",
     "RecordInfo",
+    "check_measurement",
     "check_dataset",
     "check_id_column",
     "data_hash",
@@ -151,10 +153,6 @@ class AuditConfig:
                 "The 'n_targets' parameter of audit must be an integer in "
                 f"[1, n_models={k}]. Got {t!r} instead."
             )
-        if isinstance(self.seed, bool) or not isinstance(self.seed, (int, np.integer)) or self.seed < 0:
-            raise MipkitValueError(
-                f"The 'seed' parameter of audit must be a non-negative integer. Got {self.seed!r}."
-            )
         check_choice("backend", self.backend, ("local", "ray"), owner=owner)
         check_choice("encode", self.encode, ("none", "onehot"), owner=owner)
         check_choice("ltu_strategy", self.ltu_strategy, ("loss", "retrain"), owner=owner)
@@ -165,26 +163,27 @@ class AuditConfig:
                 "The 'max_records' parameter of audit must be an integer >= "
                 f"8. Got {self.max_records!r} instead."
             )
-        for f in self.fprs:
-            check_interval("fprs", f, 0.0, 1.0, owner=owner)
-        for b in self.base_rates:
-            check_interval("base_rates", b, 0.0, 1.0, owner=owner)
+        if self.ltu_rounds is not None and (
+            isinstance(self.ltu_rounds, bool)
+            or not isinstance(self.ltu_rounds, (int, np.integer))
+            or self.ltu_rounds < 1
+        ):
+            raise MipkitValueError(
+                f"The 'ltu_rounds' parameter of audit must be an integer >= 1. Got {self.ltu_rounds!r}."
+            )
+        check_measurement(
+            fprs=self.fprs,
+            base_rates=self.base_rates,
+            confidence=self.confidence,
+            n_boot=self.n_boot,
+            seed=self.seed,
+            owner=owner,
+        )
         if self.certified_eta is not None:
             check_interval("certified_eta", self.certified_eta, 0.0, 0.5, closed="right", owner=owner)
-        check_interval("confidence", self.confidence, 0.0, 1.0, owner=owner)
         if not isinstance(self.params, dict):
             raise MipkitValueError(
                 f"The 'params' parameter of audit must be a JSON object. Got {self.params!r}."
-            )
-        n_boot = self.n_boot
-        if (
-            isinstance(n_boot, bool)
-            or not isinstance(n_boot, (int, np.integer))
-            or not 100 <= n_boot <= 100_000
-        ):
-            raise MipkitValueError(
-                "The 'n_boot' parameter of audit must be an integer in [100, 100000]. "
-                f"Got {n_boot!r} instead."
             )
         id_column = None if self.id_column is None else str(self.id_column).strip() or None
         if id_column is not None and id_column == self.target:
@@ -269,6 +268,35 @@ class RecordInfo:
         if self.ids is not None and self.id_column is not None:
             cols[self.id_column] = self.ids
         return pd.DataFrame(cols)
+
+
+def check_measurement(
+    *,
+    fprs: Sequence[float],
+    base_rates: Sequence[float],
+    confidence: float,
+    n_boot: int,
+    seed: int,
+    owner: str = "audit",
+) -> None:
+    """Check the measurement settings every model audit shares (``audit``, ``audit-fitted``,
+    ``audit-scores``): FPRs and base rates in (0, 1), a confidence in (0, 1), ``n_boot`` in [100, 100000]
+    and a non-negative integer seed. Called before anything is fitted or scored."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise MipkitValueError(
+            f"The 'seed' parameter of {owner} must be a non-negative integer. Got {seed!r}."
+        )
+    if not len(fprs):
+        raise MipkitValueError(f"The 'fprs' parameter of {owner} must list at least one FPR.")
+    for f in fprs:
+        check_interval("fprs", f, 0.0, 1.0, owner=owner)
+    for b in base_rates:
+        check_interval("base_rates", b, 0.0, 1.0, owner=owner)
+    check_interval("confidence", confidence, 0.0, 1.0, owner=owner)
+    if isinstance(n_boot, bool) or not isinstance(n_boot, (int, np.integer)) or not 100 <= n_boot <= 100_000:
+        raise MipkitValueError(
+            f"The 'n_boot' parameter of {owner} must be an integer in [100, 100000]. Got {n_boot!r} instead."
+        )
 
 
 def check_id_column(df: pd.DataFrame, column: str) -> np.ndarray:

@@ -36,8 +36,20 @@ import numpy as np
 import pandas as pd
 
 from mipkit._validation import MipkitValueError
+from mipkit.attacks.registry import ATTACKS
+from mipkit.data.tables import same_rows
 from mipkit.game.trainers import TrainerSpec, _set_random_state, predict_full_proba
 from mipkit.metrics.roc import DEFAULT_BASE_RATES, DEFAULT_FPRS
+from mipkit.workflows.audit_config import check_measurement
+from mipkit.workflows.audit_fitted_inputs import (
+    _codes,
+    _is_torch_module,
+    _numeric,
+    _split,
+    check_features,
+    check_model,
+    check_no_overlap,
+)
 from mipkit.workflows.audit_fitted_result import FittedAuditResult
 from mipkit.workflows.audit_scores import ModelOutputs, audit_predictions, loss_to_proba
 
@@ -47,21 +59,6 @@ LEDGER_FILE = "ledger.sqlite"
 DEFAULT_N_REFERENCE = 8
 
 
-def _is_torch_module(obj: Any) -> bool:
-    return any(c.__module__.startswith("torch.nn") and c.__name__ == "Module" for c in type(obj).__mro__)
-
-
-def _is_regressor(model: Any) -> bool:
-    from sklearn.base import is_regressor
-
-    if is_regressor(model):
-        return True
-    has_scores = callable(getattr(model, "predict_proba", None)) or callable(
-        getattr(model, "decision_function", None)
-    )
-    return not has_scores and callable(getattr(model, "predict", None))
-
-
 def _describe(obj: Any) -> str:
     cls = type(obj)
     if cls.__name__ == "Pipeline" and hasattr(obj, "steps"):
@@ -69,45 +66,6 @@ def _describe(obj: Any) -> str:
     if callable(obj) and not hasattr(obj, "fit"):
         return getattr(obj, "__qualname__", cls.__name__)
     return f"{cls.__module__.split('.')[0]}.{cls.__name__}"
-
-
-def _split(data: Any, target: str | None, what: str) -> tuple[pd.DataFrame, pd.Series]:
-    """``(features, target)`` of a DataFrame with the ``target`` column, or of a ``(X, y)`` pair."""
-    if isinstance(data, pd.DataFrame):
-        if not target or target not in data.columns:
-            raise MipkitValueError(
-                f"The {what} table has no target column {target!r}; its columns: "
-                f"{', '.join(map(str, data.columns[:12]))}."
-            )
-        return data.drop(columns=[target]).reset_index(drop=True), data[target].reset_index(drop=True)
-    if isinstance(data, (tuple, list)) and len(data) == 2:
-        X = np.asarray(data[0])
-        y = np.asarray(data[1])
-        if X.ndim != 2 or y.shape != (X.shape[0],):
-            raise MipkitValueError(f"The {what} must be a DataFrame or an (X, y) pair with X 2-D and y (n,).")
-        return pd.DataFrame(X, columns=[f"x{j}" for j in range(X.shape[1])]), pd.Series(y)
-    raise MipkitValueError(
-        f"The {what} must be a pandas DataFrame (with the target column) or an (X, y) pair. "
-        f"Got {type(data).__name__} instead."
-    )
-
-
-def check_no_overlap(members: pd.DataFrame, non_members: pd.DataFrame) -> None:
-    """Refuse members and non-members that share a record (an exact duplicate row, target included):
-    such a record would be both a member and a non-member of the game."""
-    if list(members.columns) != list(non_members.columns):
-        raise MipkitValueError(
-            "The members and non-members tables must have the same columns, in the same order."
-        )
-    hm = pd.util.hash_pandas_object(members, index=False)
-    hn = pd.util.hash_pandas_object(non_members, index=False)
-    shared = np.isin(hn.to_numpy(), hm.to_numpy())
-    if shared.any():
-        first = int(np.flatnonzero(shared)[0])
-        raise MipkitValueError(
-            f"Members and non-members overlap: {int(shared.sum())} non-member row(s) also occur among the "
-            f"members (first: non-member row {first + 1}); a record cannot be both. Remove the duplicates."
-        )
 
 
 class _Coded:
@@ -196,28 +154,6 @@ class _ObjectTrainer(TrainerSpec):
         return hashlib.sha256(text.encode()).hexdigest()
 
 
-def _numeric(frame: pd.DataFrame, what: str) -> np.ndarray:
-    bad = [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
-    if bad:
-        raise MipkitValueError(
-            f"Training reference models needs numeric features; the {what} have non-numeric column(s) "
-            f"{', '.join(map(str, bad[:5]))}. Encode them first (mipkit.data.features_target)."
-        )
-    return frame.to_numpy(dtype=float)
-
-
-def _codes(labels: pd.Series, classes: np.ndarray, what: str) -> np.ndarray:
-    """Class codes ``0..C-1`` of ``labels`` in the order of the model's ``classes_``."""
-    index = {c.item() if hasattr(c, "item") else c: i for i, c in enumerate(classes)}
-    unknown = sorted({str(v) for v in labels if v not in index})
-    if unknown:
-        raise MipkitValueError(
-            f"Labels {', '.join(unknown[:5])} of {what} are not among the model's classes "
-            f"{', '.join(map(str, classes))}."
-        )
-    return np.array([index[v] for v in labels], dtype=np.int64)
-
-
 def _model_input(model: Any, X: pd.DataFrame) -> Any:
     """A DataFrame for a model fitted with column names, else a float array."""
     names = getattr(model, "feature_names_in_", None)
@@ -284,15 +220,39 @@ def audit_fitted(
     FittedAuditResult
         ``question`` is "this fitted model"; ``skipped`` says which attacks did not run and why.
     """
+    check_measurement(
+        fprs=fprs, base_rates=base_rates, confidence=confidence, n_boot=n_boot, seed=random_state,
+        owner="audit_fitted",
+    )  # fmt: skip
+    requested = {a.strip().lower() for a in attacks}
+    if "loss" not in requested or any(a not in ATTACKS for a in requested):
+        raise MipkitValueError(f"The 'attacks' parameter must include loss, among {', '.join(ATTACKS)}.")
+    model_kind = check_model(model)
+    regression = model_kind == "regressor"
     Xm, ym = _split(members, target, "members")
     Xn, yn = _split(non_members, target, "non-members")
     check_no_overlap(pd.concat([Xm, ym.rename("__y")], axis=1), pd.concat([Xn, yn.rename("__y")], axis=1))
+    check_features(Xm, "members", model, target)
+    check_features(Xn, "non-members", model, target)
     X_aud = pd.concat([Xm, Xn], ignore_index=True)
     y_aud = pd.concat([ym, yn], ignore_index=True)
     member = np.r_[np.ones(len(Xm), bool), np.zeros(len(Xn), bool)]
-    regression = not _is_torch_module(model) and _is_regressor(model)
+    yv, codes, classes = None, np.zeros(len(y_aud), np.int64), None
+    if regression:
+        yv = pd.to_numeric(y_aud, errors="coerce").to_numpy(dtype=float)
+        if not np.all(np.isfinite(yv)):
+            raise MipkitValueError(f"A regressor's target {target!r} must be numeric without missing values.")
+    elif model_kind == "classifier":
+        classes = np.asarray(getattr(model, "classes_", None) if hasattr(model, "classes_") else [])
+        if classes.size < 2:
+            raise MipkitValueError("The model has no classes_ with at least two classes; is it fitted?")
+        codes = _codes(y_aud, classes, "the audited records")
+    pool = None
+    if population is not None and requested & {"lira", "rmia"}:  # checked before the model is scored
+        procedure = model if reference_trainer is None else reference_trainer
+        pool = _check_population(procedure, population, target, X_aud, len(Xm), n_reference)
     fitted, logits = model, None
-    if _is_torch_module(model):
+    if model_kind == "torch":
         from mipkit.game.torch_adapter import TorchClassifier, import_torch
 
         torch = import_torch()
@@ -301,40 +261,34 @@ def audit_fitted(
             logits = model(torch.from_numpy(_model_input(model, X_aud))).double().numpy()
         fitted = TorchClassifier()
         fitted.module_, fitted.classes_ = model, np.arange(logits.shape[1])
+        classes = fitted.classes_
+        codes = _codes(y_aud, classes, "the audited records")
     info = {
         "import_path": _describe(model),
         "params": {},
         "kind": "regressor" if regression else "classifier",
     }
-    Xin = _model_input(model, X_aud)
     scale = None
     if regression:
-        yv = pd.to_numeric(y_aud, errors="coerce").to_numpy(dtype=float)
-        if not np.all(np.isfinite(yv)):
-            raise MipkitValueError(f"A regressor's target {target!r} must be numeric without missing values.")
         scale = float(np.var(yv)) or 1.0
+        Xin = _model_input(model, X_aud)
         loss = (yv - np.asarray(fitted.predict(Xin), dtype=float).ravel()) ** 2 / (2 * scale)
-        outputs, codes, n_classes, classes = ModelOutputs(loss=loss), np.zeros(len(yv), np.int64), 2, None
+        outputs, n_classes = ModelOutputs(loss=loss), 2
         info["loss"] = "squared error / (2 var(y)) over the audited records"
+    elif logits is not None:
+        outputs, n_classes = ModelOutputs(logits=logits), classes.size
     else:
-        classes = np.asarray(getattr(fitted, "classes_", None) if hasattr(fitted, "classes_") else [])
-        if classes.size < 2:
-            raise MipkitValueError("The model has no classes_ with at least two classes; is it fitted?")
-        codes = _codes(y_aud, classes, "the audited records")
         n_classes = classes.size
-        if logits is not None:
-            outputs = ModelOutputs(logits=logits)
-        else:
-            outputs = ModelOutputs(proba=predict_full_proba(_Coded(fitted, n_classes), Xin, n_classes))
+        Xin = _model_input(model, X_aud)
+        outputs = ModelOutputs(proba=predict_full_proba(_Coded(fitted, n_classes), Xin, n_classes))
     reference, run_key, design = [], "", {"reference_models": "none (no population data given)"}
-    wants_refs = any(a.strip().lower() in ("lira", "rmia") for a in attacks)
-    if population is not None and wants_refs:
+    if pool is not None:
         audited = _Audited(X_aud, y_aud, codes, classes, regression, scale, int(member.sum()))
         engine = {"backend": backend, "n_jobs": n_jobs, "address": address, "progress": progress}
         reference, run_key, design = _reference_outputs(
             model,
             reference_trainer,
-            population,
+            pool,
             target,
             audited,
             n_reference=n_reference,
@@ -377,10 +331,43 @@ class _Audited:
     train_size: int  # the members' count: the size of every reference model's training set
 
 
+def _check_population(
+    procedure: Any, population: Any, target: str | None, X_aud: pd.DataFrame, n_members: int, n_reference: int
+) -> tuple[pd.DataFrame, pd.Series]:
+    """The population as ``(features, target)``, checked with the settings of the reference models."""
+    k = n_reference
+    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
+        raise MipkitValueError(
+            f"The 'n_reference' parameter of audit_fitted must be an integer >= 2. Got {k!r}."
+        )
+    if _is_torch_module(procedure):
+        raise MipkitValueError(
+            "A torch module cannot be retrained as it is: pass reference_trainer (a TorchClassifier or a "
+            "callable that trains one) to train the reference models."
+        )
+    Xp, yp = _split(population, target, "population")
+    if list(Xp.columns) != list(X_aud.columns):
+        raise MipkitValueError(
+            "The population table must have the same columns as the members and non-members."
+        )
+    check_features(Xp, "population")
+    # the members and non-members together may be the population (reference models with and without each
+    # target); one of them alone is the wrong file
+    parts = (X_aud.iloc[:n_members], X_aud.iloc[n_members:])
+    if any(same_rows(Xp, part) for part in parts):
+        raise MipkitValueError(
+            "The population holds the same records as the members or the non-members: it must hold other "
+            "records of the population. Is it the members or non-members file given again?"
+        )
+    _numeric(Xp, "population")
+    _numeric(X_aud, "audited records")
+    return Xp, yp
+
+
 def _reference_outputs(
     model: Any,
     reference_trainer: Any,
-    population: Any,
+    population: tuple[pd.DataFrame, pd.Series],
     target: str | None,
     audited: _Audited,
     *,
@@ -400,21 +387,8 @@ def _reference_outputs(
     from mipkit.game.splits import random_halves
 
     k = n_reference
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 2:
-        raise MipkitValueError(
-            f"The 'n_reference' parameter of audit_fitted must be an integer >= 2. Got {k!r}."
-        )
     procedure = model if reference_trainer is None else reference_trainer
-    if _is_torch_module(procedure):
-        raise MipkitValueError(
-            "A torch module cannot be retrained as it is: pass reference_trainer (a TorchClassifier or a "
-            "callable that trains one) to train the reference models."
-        )
-    Xp, yp = _split(population, target, "population")
-    if list(Xp.columns) != list(audited.X.columns):
-        raise MipkitValueError(
-            "The population table must have the same columns as the members and non-members."
-        )
+    Xp, yp = population
     X_pool = np.vstack([_numeric(Xp, "population"), _numeric(audited.X, "audited records")])
     if audited.regression:
         y_pool_num = np.r_[

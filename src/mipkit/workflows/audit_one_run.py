@@ -74,6 +74,31 @@ class OneRunConfig:
     scale: bool = True
     seed: int = 0
 
+    def __post_init__(self) -> None:
+        """Every setting checked when the configuration is built, before any data is read or model fitted."""
+        owner = "audit_one_run"
+        seed = self.seed
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise MipkitValueError(f"The 'seed' parameter of {owner} must be an integer >= 0. Got {seed!r}.")
+        check_positive_int("canaries", self.canaries, owner=owner)
+        check_choice("canary_kind", self.canary_kind, CANARY_KINDS, owner=owner)
+        for name in ("k_plus", "k_minus"):
+            grid = tuple(getattr(self, name))
+            if not grid:
+                raise MipkitValueError(f"The {name!r} parameter of {owner} must list at least one count.")
+            for k in grid:
+                k = check_interval(name, k, 0.0, float(self.canaries), closed="both", owner=owner)
+                if k >= 1 and not k.is_integer():
+                    raise MipkitValueError(
+                        f"The {name!r} parameter of {owner} holds fractions of the canaries (below 1) or "
+                        f"counts (whole numbers). Got {k!r}."
+                    )
+        if self.delta is not None:
+            check_interval("delta", self.delta, 0.0, 1.0, owner=owner)
+        check_interval("confidence", self.confidence, 0.0, 1.0, owner=owner)
+        if not isinstance(self.params, dict):
+            raise MipkitValueError(f"The 'params' parameter of {owner} must be a dict. Got {self.params!r}.")
+
     def to_dict(self) -> dict:
         """JSON-ready fields."""
         return asdict(self)
@@ -139,6 +164,8 @@ def _canaries(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Canary rows, their (possibly changed) labels, and the inclusion coin of each."""
     n, n_classes = ds.y.size, len(ds.classes)
+    if n_classes < 2:
+        raise MipkitValueError("The target column has a single class; a classifier needs at least two.")
     m = check_positive_int("canaries", config.canaries, owner="audit_one_run")
     if m > n // 2:
         raise MipkitValueError(

@@ -39,7 +39,7 @@ from mipkit.attacks.registry import ATTACKS, AttackInputs, _finite, run_score_at
 from mipkit.engine.ledger import hash_array
 from mipkit.metrics.attack_summary import summarize_attack
 from mipkit.metrics.roc import DEFAULT_BASE_RATES, DEFAULT_FPRS
-from mipkit.workflows.audit_config import AuditConfig
+from mipkit.workflows.audit_config import AuditConfig, check_measurement
 from mipkit.workflows.audit_fitted_result import FITTED_MODEL, RECORD_BOOTSTRAP_METHOD, FittedAuditResult
 from mipkit.workflows.audit_result import vulnerability_table
 from mipkit.workflows.audit_verdict import check_policy, headline_statistics, provenance, verdict
@@ -273,6 +273,14 @@ def audit_predictions(
     FittedAuditResult
         ``question`` is "this fitted model"; ``skipped`` says which attacks did not run and why.
     """
+    check_measurement(
+        fprs=fprs,
+        base_rates=base_rates,
+        confidence=confidence,
+        n_boot=n_boot,
+        seed=seed,
+        owner="audit_predictions",
+    )
     mem = np.asarray(member)
     n = mem.shape[0] if mem.ndim == 1 else -1
     if n < 4:

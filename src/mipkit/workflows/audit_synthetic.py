@@ -47,7 +47,13 @@ from mipkit._validation import (
 from mipkit.attacks.distance import dcr_scores, distance_to_closest_record
 from mipkit.attacks.inference import attribute_inference_guesses
 from mipkit.data.neighbors.kernels import exact_lattice
-from mipkit.data.tables import TableSchema, check_tables, encode_euclidean, encode_mixed
+from mipkit.data.tables import (
+    TableSchema,
+    check_not_the_original,
+    check_tables,
+    encode_euclidean,
+    encode_mixed,
+)
 from mipkit.metrics.dcr import dcr_attack, dcr_baseline_protection, dcr_overfitting_protection
 from mipkit.metrics.inference import InferenceResult, measure_inference
 from mipkit.metrics.nnaa import INTERVALS, privacy_loss
@@ -303,6 +309,9 @@ def audit_synthetic(
         {"synthetic": synthetic, "control": control, "holdout": holdout},
         required=[*secrets, *(known or [])],
     )
+    for name, table in (("control", control), ("holdout", holdout)):
+        if table is not None:
+            check_not_the_original(original, table, name)
     for s in secrets:
         if known is not None and s in known:
             raise MipkitValueError(f"The column {s!r} cannot be both a secret and a known column.")

@@ -21,11 +21,15 @@ from typing import Any
 
 import pandas as pd
 
-from mipkit._validation import MipkitValueError, check_choice, check_positive_int
+from mipkit._validation import MipkitValueError, check_choice, check_interval, check_positive_int
 from mipkit.synthesize.certificate import SynthesisCertificate, with_domain
 from mipkit.synthesize.tablecheck import check_finite, check_identifiers, drop_columns, restore_types
 
-__all__ = ["SynthesisResult", "synthesize"]
+__all__ = ["MAX_EPSILON", "SynthesisResult", "synthesize"]
+
+MAX_EPSILON = 100.0
+"""Largest epsilon a synthesizer is run at: above it the guarantee certifies nothing (``e^100`` is about
+``10^43``, every certified risk is at its maximum) and ``e^epsilon`` overflows a float from 710 on."""
 
 
 @dataclass(frozen=True)
@@ -154,14 +158,19 @@ def synthesize(
             f"The 'data' parameter of {owner} must be a DataFrame. Got {type(data).__name__}."
         )
     n_rows = len(data) if rows is None else check_positive_int("rows", rows, owner=owner)
-    if epsilon is not None and not (isinstance(epsilon, (int, float)) and epsilon > 0):
-        raise MipkitValueError(f"The 'epsilon' parameter of {owner} must be > 0. Got {epsilon!r} instead.")
+    if epsilon is not None:
+        check_interval("epsilon", epsilon, 0.0, MAX_EPSILON, closed="right", owner=owner)
     if not (isinstance(delta, (int, float)) and 0.0 < delta < 1.0):
         raise MipkitValueError(f"The 'delta' parameter of {owner} must be in (0, 1). Got {delta!r} instead.")
     data = drop_columns(data, drop)
     from mipkit.synthesize.preprocess import check_domain, conform, infer_domain
 
     infer_domain(data, max_categories=len(data) + 1)  # refuses empty tables and all-missing columns
+    from mipkit.data.io import check_not_mostly_numeric
+
+    for column in data.columns:  # a number column with a typo would become one category per value
+        if not pd.api.types.is_numeric_dtype(data[column]):
+            check_not_mostly_numeric(data[column], str(column))
     check_finite(data)
     check_identifiers(data, declared=domain if isinstance(domain, dict) else ())
     fit_epsilon, fit_delta, train, estimate = epsilon, delta, data, None

@@ -87,6 +87,15 @@ class TrainPrivateConfig:
     fprs: tuple[float, ...] = field(default=(0.001, 0.01, 0.1))
     noise_seed: int | None = None
 
+    def __post_init__(self) -> None:
+        """The settings the classifier does not check, checked when the configuration is built."""
+        owner = "train_private"
+        seed = self.seed
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+            raise MipkitValueError(f"The 'seed' parameter of {owner} must be an integer >= 0. Got {seed!r}.")
+        check_interval("test_size", self.test_size, 0.0, 1.0, owner=owner)
+        check_choice("neighbours", self.neighbours, ("replace_one", "add_remove"), owner=owner)
+
     def classifier(self) -> Any:
         """The unfitted :class:`~mipkit.trainers.DPSGDClassifier` these settings describe."""
         from mipkit.trainers import DPSGDClassifier
