@@ -172,9 +172,17 @@ def evaluate(ds: dict, method: str, epsilon: float | None, args, train, test, re
         # (mipkit synthesize would otherwise estimate it with differential privacy from 10% of epsilon)
         domain = None if method == "ctgan" else infer_domain(train)
         res = synthesize(
-            train, method=method, epsilon=None if method == "ctgan" else epsilon, delta=args.delta,
-            rows=len(train), domain=domain, random_state=args.seed, checkpoint=ckpt, **opts,
-        )  # fmt: skip
+            train,
+            method=method,
+            epsilon=None if method == "ctgan" else epsilon,
+            delta=args.delta,
+            rows=len(train),
+            domain=domain,
+            random_state=args.seed,
+            noise_seed=args.seed,
+            checkpoint=ckpt,
+            **opts,
+        )  # fmt: skip (a benchmark measures: its noise is seeded, so a cell reruns to the same table)
         row["domain"] = "public: read from the training data"
         synth, cert = res.synthetic, res.certificate
         row["seconds"], row["fit_seconds"] = res.seconds, res.fit_seconds

@@ -152,3 +152,15 @@ def test_run_audit_accepts_a_dataframe(tmp_path):
     result = run_audit(config, tmp_path / "run", dataset=df, write_report=False)
     assert result.setup["n_records"] == 80
     assert result.setup["n_features"] == 5
+
+
+def test_text_columns_for_a_model_without_column_names_are_one_line():
+    """A model trained on encoded arrays, given raw tables with a text column: a refusal naming the column
+    (not an internal error converting the text to float)."""
+    rng = np.random.default_rng(0)
+    df = pd.DataFrame(
+        {"age": rng.normal(50, 10, 80), "city": rng.choice(["a", "b"], 80), "label": rng.integers(0, 2, 80)}
+    )
+    model = LogisticRegression().fit(rng.normal(size=(40, 3)), df["label"][:40])
+    with pytest.raises(MipkitValueError, match="column\\(s\\) 'city' hold text"):
+        mipkit.audit_fitted(model, df[:40], df[40:], target="label")

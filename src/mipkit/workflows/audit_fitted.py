@@ -159,6 +159,13 @@ def _model_input(model: Any, X: pd.DataFrame) -> Any:
     names = getattr(model, "feature_names_in_", None)
     if names is not None:
         return X[list(names)]
+    text = [str(c) for c in X.columns if not pd.api.types.is_numeric_dtype(X[c])]
+    if text:
+        shown = ", ".join(map(repr, text[:8])) + (" ..." if len(text) > 8 else "")
+        raise MipkitValueError(
+            f"The model takes numbers without column names, but the column(s) {shown} hold text: give the "
+            "tables encoded as the model was trained, or audit a Pipeline that encodes its own columns."
+        )
     return X.to_numpy(dtype=np.float32 if _is_torch_module(model) else float)
 
 
