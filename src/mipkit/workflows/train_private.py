@@ -258,6 +258,23 @@ def _report(result: TrainPrivateResult) -> str:
         f"- Noise and batches: {d['noise_source']}.\n"
         f"- Held-out accuracy: {d['test_accuracy']:.4f} (always guessing the majority class: "
         f"{d['majority_rate']:.4f}).\n"
+        f"- Split: {SPLIT_FILE} lists every row (position in the table"
+        f"{', id' if d['held_out']['id_column'] else ''}) and whether it trained the model.\n"
+        + _audit_lines(d["audit"])
+    )
+
+
+def _audit_lines(audit: dict | None) -> str:
+    if not audit:
+        return ""
+    tprs = ", ".join(
+        f"TPR at FPR {k}: {r['measured']:.4g} measured, {r['certified']:.4g} certified" for k, r in
+        audit["tpr_at_fpr"].items()
+    )  # fmt: skip
+    verdict = "within its certificate" if audit["holds"] else "ABOVE its certificate beyond sampling error"
+    return (
+        f"- Audit ({AUDIT_DIR}/): {audit['attack'].upper()} on {audit['members']} training rows vs "
+        f"{audit['non_members']} held-out rows: {tprs}; the model is {verdict}. {audit['note']}\n"
     )
 
 

@@ -95,7 +95,8 @@ def audit_against_certificate(
         rows stood in for non-members), ``measured_eta`` and its interval, ``tpr_at_fpr``: per certified FPR,
         ``measured`` (the strongest attack), its ``lower`` and ``upper`` confidence ends (simultaneous 95%),
         ``certified``, ``within`` (measured <= certified) and ``violation`` (even the lower end above the
-        bound: beyond sampling error); ``holds``: no violation.
+        bound: beyond sampling error); ``holds``: no violation. An FPR below one over the number of
+        non-members is not measured (``unmeasurable_fprs``).
     """
     from mipkit.workflows.audit_fitted import audit_fitted
 
@@ -121,8 +122,11 @@ def audit_against_certificate(
     )
     d = result.to_dict()
     detail = d["attacks"][d["strongest_attack"]]["tpr_at_fpr_detail"]
-    rows = {}
+    rows, unmeasurable = {}, []
     for key, bound in certified["tpr_at_fpr"].items():
+        if float(key) * non.size < 1:  # no false positive to spare: the FPR itself is not measured
+            unmeasurable.append(key)
+            continue
         got = next(v for k, v in detail.items() if float(k) == float(key))
         rows[key] = {
             "measured": got["tpr"],
@@ -143,5 +147,6 @@ def audit_against_certificate(
         "certified_eta": certified["eta"],
         "tpr_at_fpr": rows,
         "holds": not any(r["violation"] for r in rows.values()),
+        "unmeasurable_fprs": unmeasurable,
         "run_dir": None if out_dir is None else str(out_dir),
     }
