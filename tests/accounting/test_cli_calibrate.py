@@ -86,6 +86,17 @@ def test_dpsgd_json(capsys):
     assert res["noise_lower"] == pytest.approx(res["noise"] / 1.005) and res["achieved_lower"] <= 0.05
 
 
+def test_dpsgd_takes_batch_size_epochs_and_records(capsys):
+    """--batch-size 64 --epochs 30 --n-records 8000 calibrates the run of --sample-rate 0.008 --steps 3750."""
+    head = ["--mechanism", "dpsgd", "--target", "tpr-at-fpr", "--value", "0.05", "--fpr", "0.01"]
+    opacus = _run_json(capsys, [*head, "--batch-size", "64", "--epochs", "30", "--n-records", "8000"])
+    direct = _run_json(capsys, [*head, "--sample-rate", "0.008", "--steps", "3750"])
+    opacus.pop("seconds"), direct.pop("seconds"), opacus["details"].pop("evaluations", None)
+    direct["details"].pop("evaluations", None)
+    assert opacus == direct
+    assert opacus["mechanism"]["sample_rate"] == 0.008 and opacus["mechanism"]["steps"] == 3750
+
+
 def test_gaussian_epsilon_at_small_values_is_confirmed(capsys):
     """Was: exit 2, 'could not confirm the calibration on the safe side', for every epsilon <= 0.2."""
     res = _run_json(

@@ -218,3 +218,20 @@ def test_risk_bad_input_exit_2(capsys, args: list[str]) -> None:
     assert lines, "an error message is printed"
     if not args or args[-1] != "abc":  # our own errors: exactly one line
         assert len(lines) == 1 and lines[0].startswith("mipkit: error: ")
+
+
+def test_risk_takes_dpsgd_as_batch_size_epochs_and_records(capsys) -> None:
+    """Opacus's terms give the record DPSGDClassifier trains and accounts: q = B / N, T = E ceil(N / B)."""
+    from mipkit.accounting import dpsgd_schedule
+    from mipkit.trainers import DPSGDClassifier
+
+    opacus = ["--noise-multiplier", "1.1", "--batch-size", "64", "--epochs", "30", "--n-records", "8000"]
+    direct = ["--noise-multiplier", "1.1", "--sample-rate", "0.008", "--steps", "3750"]
+    res = _run_json(capsys, opacus)
+    assert res == _run_json(capsys, direct)
+    assert res["mechanism"]["sample_rate"] == 0.008 and res["mechanism"]["steps"] == 3750
+    # an uneven last batch: ceil(1000 / 64) = 16 steps an epoch, as the trainer plans them
+    uneven = _run_json(capsys, [*opacus[:2], "--batch-size", "64", "--epochs", "3", "--n-records", "1000"])
+    plan = DPSGDClassifier(batch_size=64, epochs=3, noise_multiplier=1.1).plan(1000)
+    assert (uneven["mechanism"]["sample_rate"], uneven["mechanism"]["steps"]) == (0.064, 48)
+    assert (plan["sample_rate"], plan["steps"]) == (0.064, 48) == dpsgd_schedule(64, 3, 1000)

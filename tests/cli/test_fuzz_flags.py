@@ -20,8 +20,37 @@ PROBABILITY = ["nan", "0", "1", "-1", "2"]
 COUNT = ["0", "-1", "ten", "1.5"]
 SEED = ["-1", "true", "nan"]
 
+#: DP-SGD's schedule in Opacus's terms (batch size, epochs, records) for risk and calibrate: each flag out of
+#: its range or too large for the others, the two forms mixed, a part of the second form missing.
+RISK_Z = ["risk", "--noise-multiplier", "1.1"]
+CALIBRATE_Z = ["calibrate", "--mechanism", "dpsgd", "--target", "eta", "--value", "0.1"]
+SCHEDULE = [
+    case
+    for head in (RISK_Z, CALIBRATE_Z)
+    for case in (
+        ([*head, "--epochs", "30", "--n-records", "8000"], [], {"--batch-size": [*COUNT, "8001"]}),
+        ([*head, "--batch-size", "64", "--n-records", "8000"], [], {"--epochs": [*COUNT, "1000000000"]}),
+        ([*head, "--batch-size", "64", "--epochs", "30"], [], {"--n-records": [*COUNT, "63", "1000000000"]}),
+        ([*head, "--batch-size", "1", "--n-records", "100000"], [], {"--epochs": ["1000"]}),  # 10^8 steps
+        (
+            [*head, "--batch-size", "64", "--epochs", "30", "--n-records", "8000"],
+            [],
+            {"--sample-rate": ["0.008"]},
+        ),
+        ([*head, "--batch-size", "64", "--epochs", "30", "--n-records", "8000"], [], {"--steps": ["3750"]}),
+        (
+            [*head, "--sample-rate", "0.008", "--steps", "3750"],
+            [],
+            {"--batch-size": ["64"], "--epochs": ["30"]},
+        ),
+        ([*head, "--batch-size", "64"], [], {"--epochs": ["30"], "--n-records": ["8000"]}),  # one missing
+        (head, [], {"--batch-size": ["64"], "--epochs": ["30"], "--n-records": ["8000"]}),  # two missing
+    )
+]
+
 #: (command line without the flag, the rest of it) -> {flag: values it must refuse}.
 BOUNDS = [
+    *SCHEDULE,
     (
         ["risk", "--epsilon", "1"],
         [],
@@ -252,6 +281,12 @@ BOUNDS = [
         {"--delta": PROBABILITY, "--rows": [*COUNT, "1000000000000"], "--seed": SEED},
     ),
     (["demo", "--fast"], ["--out", "prev"], {"--models": [*COUNT, "3", "100000000"], "--seed": SEED}),
+    (
+        ["calibrate", "--mechanism", "gaussian", "--target", "eta", "--value", "0.1"],
+        [],
+        {"--batch-size": ["64"], "--epochs": ["30"], "--n-records": ["8000"]},  # not DP-SGD
+    ),
+    (["risk", "--epsilon", "1"], [], {"--batch-size": ["64"], "--epochs": ["30"], "--n-records": ["8000"]}),
 ]
 
 CASES = [

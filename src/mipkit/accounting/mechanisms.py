@@ -48,7 +48,7 @@ from typing import Any
 
 from mipkit._validation import MipkitValueError
 from mipkit.accounting._record_base import NEIGHBOURS, Mechanism, _set, record_parts
-from mipkit.accounting.mechanisms_dp import RDP, ZCDP, HeterogeneousSubsampledGaussian
+from mipkit.accounting.mechanisms_dp import RDP, ZCDP, HeterogeneousSubsampledGaussian, dpsgd_schedule
 
 __all__ = [
     "GDP",
@@ -64,6 +64,7 @@ __all__ = [
     "Mechanism",
     "PureDP",
     "SubsampledGaussian",
+    "dpsgd_schedule",
     "mechanism_from_dict",
     "record_parts",
 ]

@@ -22,7 +22,46 @@ from mipkit._validation import (
 )
 from mipkit.accounting._record_base import Mechanism, _relation, _set
 
-__all__ = ["RDP", "ZCDP", "HeterogeneousSubsampledGaussian"]
+__all__ = ["RDP", "ZCDP", "HeterogeneousSubsampledGaussian", "dpsgd_schedule"]
+
+
+def dpsgd_schedule(
+    batch_size: int, epochs: int, n_records: int, *, owner: str | None = None, records: str = "records"
+) -> tuple[float, int]:
+    """DP-SGD's sampling rate and number of steps from the terms its users know (Opacus's).
+
+    ``q = batch_size / n_records`` (Poisson sampling, the expected batch size ``batch_size``) and
+    ``T = epochs * ceil(n_records / batch_size)``: what :class:`mipkit.trainers.DPSGDClassifier` runs and
+    accounts for, and what Opacus's ``make_private_with_epsilon`` assumes.
+
+    Parameters
+    ----------
+    batch_size, epochs, n_records : int
+        Expected batch size (at most ``n_records``), passes over the data and number of training records,
+        each ``>= 1``.
+    owner : str, optional
+        Who asks, for the messages.
+    records : str
+        What ``n_records`` counts, for the messages (``"training rows"``).
+
+    Returns
+    -------
+    (float, int)
+        ``(sample_rate, steps)``.
+
+    >>> dpsgd_schedule(64, 30, 8000)
+    (0.008, 3750)
+    """
+    bs = check_positive_int("batch_size", batch_size, owner=owner)
+    epochs = check_positive_int("epochs", epochs, owner=owner)
+    size = check_positive_int("n_records", n_records, owner=owner)
+    if bs > size:
+        who = "" if owner is None else f" of {owner}"
+        raise MipkitValueError(
+            f"The 'batch_size' parameter{who} must be at most the number of {records} ({size}) so that the "
+            f"sampling rate batch_size / {records} is at most 1. Got {bs} instead."
+        )
+    return bs / size, epochs * math.ceil(size / bs)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """``mipkit calibrate``: the smallest noise that meets a risk target.
 
-``mipkit calibrate --mechanism gaussian|laplace|dpsgd [--sample-rate Q --steps T] [--sensitivity L]
+``mipkit calibrate --mechanism gaussian|laplace|dpsgd [--sample-rate Q --steps T | --batch-size B --epochs E
+--n-records N] [--sensitivity L]
 --target eta|advantage|tpr-at-fpr|success|precision|epsilon --value V [--fpr A] [--baseline B]
 [--base-rate P --recall R] [--delta D] [--neighbours add_remove|replace_one] [--tolerance F] [--json]``.
 The flags become a mechanism family and a target (:func:`mipkit.accounting.calibrate`); prints a table and a
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from mipkit._validation import MipkitValueError, check_choice, check_interval
+from mipkit.cli.dpsgd_flags import SCHEDULE_HELP, BatchSizeOption, EpochsOption, NRecordsOption
 from mipkit.cli.options import (
     JsonTableOption,
     RiskValueOption,
@@ -52,18 +54,30 @@ _FLAGS = {
     "sample_rate": "--sample-rate",
     "steps": "--steps",
     "sensitivity": "--sensitivity",
+    "batch_size": "--batch-size",
+    "epochs": "--epochs",
+    "n_records": "--n-records",
 }
+_SCHEDULE = ("sample_rate", "steps", "batch_size", "epochs", "n_records")
 
 
 def _check_options(mechanism: str, target: str, given: dict) -> None:
-    """Refuse options that do not apply to the mechanism or the target, and missing ones."""
+    """Refuse options that do not apply to the mechanism or the target, and missing ones; a DP-SGD schedule
+    given as batch size, epochs and records becomes ``given["sample_rate"]`` and ``given["steps"]``."""
     mech = check_choice("mechanism", mechanism, MECHANISMS, owner=OWNER)
     tgt = check_choice("target", target, tuple(TARGET_OPTIONS), owner=OWNER)
-    for name in ("sample_rate", "steps"):
-        if mech == "dpsgd" and given.get(name) is None:
-            raise MipkitValueError(f"--mechanism dpsgd needs {_FLAGS[name]}.")
+    for name in _SCHEDULE:
         if mech != "dpsgd" and given.get(name) is not None:
             raise MipkitValueError(f"{_FLAGS[name]} applies only to --mechanism dpsgd.")
+    if mech == "dpsgd":
+        from mipkit.cli.dpsgd_flags import dpsgd_sampling
+
+        given["sample_rate"], given["steps"], _ = dpsgd_sampling(
+            *(given.get(k) for k in _SCHEDULE), owner=OWNER
+        )
+        for name in ("sample_rate", "steps"):
+            if given.get(name) is None:
+                raise MipkitValueError(f"--mechanism dpsgd needs {SCHEDULE_HELP}; missing {_FLAGS[name]}.")
     if mech == "dpsgd" and given.get("sensitivity") is not None:
         raise MipkitValueError(
             "--sensitivity does not apply to --mechanism dpsgd (the clipping norm is the sensitivity; "
@@ -131,6 +145,9 @@ def calibrate_command(
     value: RiskValueOption = ...,
     sample_rate: SampleRateOption = None,
     steps: StepsOption = None,
+    batch_size: BatchSizeOption = None,
+    epochs: EpochsOption = None,
+    n_records: NRecordsOption = None,
     sensitivity: float | None = typer.Option(
         None, "--sensitivity", help="Query sensitivity (l2 Gaussian, l1 Laplace); default 1."
     ),
@@ -154,6 +171,9 @@ def calibrate_command(
     given = {
         "sample_rate": sample_rate,
         "steps": steps,
+        "batch_size": batch_size,
+        "epochs": epochs,
+        "n_records": n_records,
         "sensitivity": sensitivity,
         **target_params(),  # fpr, baseline, base_rate, recall
         "delta": delta,

@@ -2,8 +2,9 @@
 
 One mechanism per call: ``--epsilon E [--delta D]``, ``--mu M``, ``--rho R`` (zCDP),
 ``--gaussian-sigma S [--sensitivity L]``, ``--laplace-scale B [--sensitivity L]`` or ``--noise-multiplier Z
---sample-rate Q --steps T``; ``--neighbours`` states the relation the guarantee holds for (default
-``add_remove``; the premise is printed with every answer). The flags become a mechanism record
+--sample-rate Q --steps T`` (or, in Opacus's terms, ``--noise-multiplier Z --batch-size B --epochs E
+--n-records N``: :mod:`mipkit.cli.dpsgd_flags`); ``--neighbours`` states the relation the guarantee holds
+for (default ``add_remove``; the premise is printed with every answer). The flags become a mechanism record
 (:mod:`mipkit.accounting.mechanisms`) and :func:`~mipkit.accounting.tradeoff_curve` its curve, two-sided to
 ``--tolerance`` for DP-SGD. Prints a table (risk, relation, bound and, for a PLD, its lower end) and plain
 sentences (:mod:`mipkit.report.plain_language`), or with ``--json`` one object:
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from mipkit._validation import MipkitValueError, check_choice, check_delta, check_interval
+from mipkit.cli.dpsgd_flags import SCHEDULE_HELP, BatchSizeOption, EpochsOption, NRecordsOption
 from mipkit.cli.options import JsonTableOption, SampleRateOption, StepsOption
 
 if TYPE_CHECKING:  # the records import nothing heavy, but the package they live in may
@@ -30,7 +32,7 @@ DEFAULT_FPRS = (0.001, 0.01, 0.1)
 DEFAULT_BASE_RATES = (0.5, 1 / 11, 1 / 101, 1 / 1001)
 MECHANISM_HELP = (
     "--epsilon [--delta], --mu, --rho, --gaussian-sigma [--sensitivity], --laplace-scale [--sensitivity], "
-    "or --noise-multiplier with --sample-rate and --steps"
+    f"or --noise-multiplier with {SCHEDULE_HELP}"
 )
 
 
@@ -47,15 +49,19 @@ def mechanism_from_flags(
     steps: int | None = None,
     rho: float | None = None,
     neighbours: str = "add_remove",
+    batch_size: int | None = None,
+    epochs: int | None = None,
+    n_records: int | None = None,
 ) -> tuple[Mechanism, float | None]:
     """The mechanism record of exactly one mechanism given by the ``mipkit risk`` flags.
 
     ``--epsilon E`` is ``PureDP(E)``, with ``--delta D`` ``ApproxDP(E, D)``; ``--mu`` is ``GDP``;
     ``--rho`` ``ZCDP``; ``--gaussian-sigma`` / ``--laplace-scale`` the Gaussian / Laplace mechanism
-    (``--sensitivity``, default 1); the three DP-SGD flags ``SubsampledGaussian``. Every record states
-    ``neighbours``. Returns ``(record, report_delta)``, the delta at which to report an epsilon (``None``:
-    none asked for). Raises :class:`MipkitValueError` unless exactly one mechanism is given; the records
-    validate their parameters.
+    (``--sensitivity``, default 1); the DP-SGD flags ``SubsampledGaussian`` (the schedule as sample rate
+    and steps or as batch size, epochs and records, :func:`mipkit.cli.dpsgd_flags.dpsgd_sampling`). Every
+    record states ``neighbours``. Returns ``(record, report_delta)``, the delta at which to report an epsilon
+    (``None``: none asked for). Raises :class:`MipkitValueError` unless exactly one mechanism is given; the
+    records validate their parameters.
     """
     from mipkit.accounting.mechanisms import (
         GDP,
@@ -68,13 +74,22 @@ def mechanism_from_flags(
     )
 
     rel = {"neighbours": neighbours}
+    dpsgd = {
+        "--noise-multiplier": noise_multiplier,
+        "--sample-rate": sample_rate,
+        "--steps": steps,
+        "--batch-size": batch_size,
+        "--epochs": epochs,
+        "--n-records": n_records,
+    }
+    sgd_flag = next((flag for flag, v in dpsgd.items() if v is not None), "--noise-multiplier")
     given = {
         "--epsilon": epsilon is not None,
         "--mu": mu is not None,
         "--rho": rho is not None,
         "--gaussian-sigma": gaussian_sigma is not None,
         "--laplace-scale": laplace_scale is not None,
-        "--noise-multiplier": any(v is not None for v in (noise_multiplier, sample_rate, steps)),
+        sgd_flag: any(v is not None for v in dpsgd.values()),
     }
     chosen = [name for name, on in given.items() if on]
     if not chosen:
@@ -99,18 +114,15 @@ def mechanism_from_flags(
         return GaussianMechanism(gaussian_sigma, sens, **rel), report_delta
     if kind == "--laplace-scale":
         return LaplaceMechanism(laplace_scale, sens, **rel), report_delta
-    missing = [
-        flag
-        for flag, v in (
-            ("--noise-multiplier", noise_multiplier),
-            ("--sample-rate", sample_rate),
-            ("--steps", steps),
-        )
-        if v is None
-    ]
+    from mipkit.cli.dpsgd_flags import dpsgd_sampling
+
+    sample_rate, steps, _ = dpsgd_sampling(sample_rate, steps, batch_size, epochs, n_records, owner=OWNER)
+    if noise_multiplier is None:
+        raise MipkitValueError(f"DP-SGD needs --noise-multiplier with {SCHEDULE_HELP}.")
+    missing = [flag for flag, v in (("--sample-rate", sample_rate), ("--steps", steps)) if v is None]
     if missing:
         raise MipkitValueError(
-            f"DP-SGD needs --noise-multiplier, --sample-rate and --steps; missing {', '.join(missing)}."
+            f"DP-SGD needs --noise-multiplier with {SCHEDULE_HELP}; missing {', '.join(missing)}."
         )
     return SubsampledGaussian(noise_multiplier, sample_rate, steps, **rel), report_delta
 
@@ -199,6 +211,9 @@ def risk(
     ),
     sample_rate: SampleRateOption = None,
     steps: StepsOption = None,
+    batch_size: BatchSizeOption = None,
+    epochs: EpochsOption = None,
+    n_records: NRecordsOption = None,
     fpr: list[float] | None = typer.Option(None, "--fpr", help="FPR to report TPR at (repeatable)."),
     baseline: list[float] | None = typer.Option(
         None, "--baseline", help="Baseline success to report attack success over (repeatable)."
@@ -253,6 +268,9 @@ def risk(
         steps=steps,
         rho=rho,
         neighbours=neighbours,
+        batch_size=batch_size,
+        epochs=epochs,
+        n_records=n_records,
     )
     curve = tradeoff_curve(mechanism, tolerance=tol)
     profile = risk_profile(

@@ -2,7 +2,10 @@
 
 ``mipkit train-private --data T.csv --target LABEL [--domain D.json] [--dropna] (--target-risk NAME
 --value V [--fpr A | --baseline B | --base-rate P --recall R] | --noise-multiplier Z) [--epochs E]
-[--batch-size B] [--max-grad-norm C] [--hidden 64] [--seed S] [--noise-seed N] [--out DIR] [--json]``.
+[--batch-size B] [--max-grad-norm C] [--hidden 64] [--seed S] [--noise-seed N] [--id-column ID] [--audit]
+[--out DIR] [--json]``. The run folder records which rows (and ids) trained the model (``split.parquet``);
+``--audit`` audits the fitted model against its certificate, its training rows against the held-out rows
+(which stand in for non-members).
 The work is :func:`mipkit.workflows.train_private.train_private`; this module turns the flags into its
 configuration (the risk-target flags are those of ``mipkit calibrate``) and prints a summary or one JSON
 object. A non-numeric feature needs ``--domain`` (its public levels, :mod:`mipkit.data.domain`; ``mipkit
@@ -133,8 +136,23 @@ def _print_human(d: dict) -> None:
     console.print(escape(f"Neighbours: {d['neighbours'].replace('_', '-')}, {d['premise']}."))
     if d["noise_source"] != "os-entropy":
         console.print(escape(f"Noise and batches {d['noise_source']} (--noise-seed)."))
+    audit = d.get("audit")
+    if audit:
+        audited = Table(title="Audit of the released model against its certificate", title_justify="left")
+        for col in ("Risk", "Measured", "Certified", "Within"):
+            audited.add_column(col, justify="left" if col == "Risk" else "right")
+        for fpr, r in audit["tpr_at_fpr"].items():
+            within = (
+                "NO (beyond sampling error)" if r["violation"] else "yes" if r["within"] else "point above"
+            )
+            audited.add_row(f"TPR at FPR {fpr}", f"{r['measured']:.4g}", f"{r['certified']:.4g}", within)
+        console.print(audited)
+        console.print(
+            escape(f"{audit['attack'].upper()} on {audit['members']} training rows vs {audit['non_members']} "
+                   f"held-out rows. {audit['note']}")
+        )  # fmt: skip
     if d.get("run_dir"):
-        console.print(escape(f"Run folder: {d['run_dir']}"))
+        console.print(escape(f"Run folder: {d['run_dir']} (report.html; split.parquet: the rows trained on)"))
 
 
 def register(app: typer.Typer) -> None:
@@ -176,6 +194,12 @@ def register(app: typer.Typer) -> None:
         ),
         seed: int = typer.Option(0, "--seed", help="Random seed (split and initial weights)."),
         noise_seed: NoiseSeedOption = None,
+        id_column: str = typer.Option(
+            None, "--id-column", help="Column of unique record ids: not a feature; named in split.parquet."
+        ),
+        audit: bool = typer.Option(
+            False, "--audit", help="Audit the model against its certificate: training vs held-out rows."
+        ),
         out: RunFolderOption = "runs/train-private",
         as_json: JsonOption = False,
     ) -> None:

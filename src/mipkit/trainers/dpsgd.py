@@ -31,6 +31,7 @@ from sklearn.base import clone
 
 from mipkit._random import OS_ENTROPY, noise_source
 from mipkit._validation import MipkitValueError, check_choice, check_delta, check_positive, check_positive_int
+from mipkit.accounting.mechanisms import dpsgd_schedule
 from mipkit.game.trainers import register_trainer
 from mipkit.trainers._params import store_params
 from mipkit.trainers.torch_mlp import TorchMLPClassifier
@@ -367,14 +368,7 @@ class DPSGDClassifier(TorchMLPClassifier):
             if self.dataset_size is None
             else check_positive_int("dataset_size", self.dataset_size, owner=owner)
         )
-        bs = check_positive_int("batch_size", self.batch_size, owner=owner)
-        if bs > size:
-            raise MipkitValueError(
-                f"The 'batch_size' parameter of {owner} must be at most the number of training rows ({size}) "
-                f"so that the sampling rate batch_size / rows is at most 1. Got {bs} instead."
-            )
-        epochs = check_positive_int("epochs", self.epochs, owner=owner)
-        q, steps = bs / size, epochs * math.ceil(size / bs)
+        q, steps = dpsgd_schedule(self.batch_size, self.epochs, size, owner=owner, records="training rows")
         if target is None:
             return {"noise_multiplier": float(self.noise_multiplier), "sample_rate": q, "steps": steps,
                     "dataset_size": size, "calibration": None}  # fmt: skip

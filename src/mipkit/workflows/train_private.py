@@ -8,7 +8,12 @@ the features with the mean and standard deviation *of the held-out rows* (so the
 nothing but the DP-SGD run and the certificate covers everything they influence), fits a
 :class:`~mipkit.trainers.DPSGDClassifier` calibrated to the target for the exact sample rate and number of
 steps of the run, and writes the run folder: ``model.joblib`` (a scikit-learn pipeline: the scaler and the
-classifier), ``certificate.json``, ``results.json`` (kind ``"train-private"``) and ``report.md``.
+classifier), ``certificate.json``, ``split.parquet`` (which rows, by position and with ``id_column`` by id,
+trained the model and which were held out; no feature, no label), ``results.json`` (kind
+``"train-private"``), ``report.md`` and ``report.html`` (the certificate's trade-off curve, the held-out
+accuracy). With ``audit``, the fitted model is audited against its certificate on its training rows versus
+the held-out rows (:func:`mipkit.workflows.train_private_run.audit_against_certificate`; run folder
+``audit/``).
 """
 
 from __future__ import annotations
@@ -23,13 +28,15 @@ import numpy as np
 
 from mipkit._validation import MipkitValueError, check_choice, check_interval
 from mipkit.data.domain import domain_provenance, load_domain
-from mipkit.data.io import Dataset, read_configured_dataset
+from mipkit.data.io import Dataset
+from mipkit.workflows.train_private_run import AUDIT_DIR, SPLIT_FILE
 
 __all__ = ["TrainPrivateConfig", "TrainPrivateResult", "split_held_out", "train_private"]
 
 MODEL_FILE = "model.joblib"
 CERTIFICATE_FILE = "certificate.json"
 REPORT_FILE = "report.md"
+HTML_FILE = "report.html"
 
 
 @dataclass(frozen=True)
@@ -60,6 +67,11 @@ class TrainPrivateConfig:
         Standardise the features with the held-out rows' mean and standard deviation.
     seed : int
         Seeds the split and the initial weights.
+    id_column : str or None
+        A column of unique record ids: left out of the features, written beside each row in
+        ``split.parquet``.
+    audit : bool
+        Audit the fitted model against its certificate (training rows versus the held-out rows).
     noise_seed : int or None
         None (default): DP-SGD's Poisson batches and noise come from OS entropy, so that ``seed`` (written to
         results.json) does not let anyone replay the training. An integer makes them reproducible; the model
@@ -86,6 +98,8 @@ class TrainPrivateConfig:
     seed: int = 0
     fprs: tuple[float, ...] = field(default=(0.001, 0.01, 0.1))
     noise_seed: int | None = None
+    id_column: str | None = None
+    audit: bool = False
 
     def __post_init__(self) -> None:
         """The settings the classifier does not check, checked when the configuration is built."""
@@ -136,6 +150,8 @@ class TrainPrivateResult:
     seconds: dict
     run_dir: Path | None = None
     domain: dict = field(default_factory=lambda: {"source": "arrays given by the caller"})
+    split: Any = None  # split.parquet's frame (row, id, member)
+    audit: dict | None = None  # audit_against_certificate's answer
 
     def to_dict(self) -> dict:
         """The ``--json`` payload: run settings, ``certified`` risks, accuracy, split and files."""
@@ -170,11 +186,15 @@ class TrainPrivateResult:
             "majority_rate": self.majority_rate,
             "held_out": self.held_out,
             "domain": self.domain,
+            "audit": self.audit,
             "seconds": self.seconds,
             "run_dir": None if self.run_dir is None else str(self.run_dir),
             "files": None
             if self.run_dir is None
-            else {name: str(self.run_dir / name) for name in (MODEL_FILE, CERTIFICATE_FILE, REPORT_FILE)},
+            else {
+                name: str(self.run_dir / name)
+                for name in (MODEL_FILE, CERTIFICATE_FILE, SPLIT_FILE, REPORT_FILE, HTML_FILE)
+            },
         }
 
 
@@ -238,6 +258,23 @@ def _report(result: TrainPrivateResult) -> str:
         f"- Noise and batches: {d['noise_source']}.\n"
         f"- Held-out accuracy: {d['test_accuracy']:.4f} (always guessing the majority class: "
         f"{d['majority_rate']:.4f}).\n"
+        f"- Split: {SPLIT_FILE} lists every row (position in the table"
+        f"{', id' if d['held_out']['id_column'] else ''}) and whether it trained the model.\n"
+        + _audit_lines(d["audit"])
+    )
+
+
+def _audit_lines(audit: dict | None) -> str:
+    if not audit:
+        return ""
+    tprs = ", ".join(
+        f"TPR at FPR {k}: {r['measured']:.4g} measured, {r['certified']:.4g} certified" for k, r in
+        audit["tpr_at_fpr"].items()
+    )  # fmt: skip
+    verdict = "within its certificate" if audit["holds"] else "ABOVE its certificate beyond sampling error"
+    return (
+        f"- Audit ({AUDIT_DIR}/): {audit['attack'].upper()} on {audit['members']} training rows vs "
+        f"{audit['non_members']} held-out rows: {tprs}; the model is {verdict}. {audit['note']}\n"
     )
 
 
@@ -257,10 +294,20 @@ def train_private(
     clock = time.perf_counter()
     check_choice("neighbours", config.neighbours, ("replace_one", "add_remove"), owner="train_private")
     domain_used = {"source": "arrays given by the caller"}
+    ids = None
     if dataset is None:
+        from mipkit.workflows.train_private_run import read_records
+
         domain, path = load_domain(config.domain)
-        dataset = read_configured_dataset(config, owner="train_private", domain=domain, release=True)
+        dataset, rows, ids = read_records(config, domain)
         domain_used = domain_provenance(domain, path)
+    elif config.id_column:
+        raise MipkitValueError(
+            f"The 'id_column' parameter of train_private names column {config.id_column!r}, but the data "
+            "passed are arrays without columns; pass config.data."
+        )
+    else:
+        rows = np.arange(dataset.X.shape[0])
     X, y = dataset.X, dataset.y
     if np.unique(y).size < 2:
         raise MipkitValueError("The target column has a single class; a classifier needs at least two.")
@@ -278,8 +325,13 @@ def train_private(
     from sklearn.pipeline import Pipeline
 
     model = Pipeline([("scale", scaler if scaler is not None else "passthrough"), ("dpsgd", clf)])
+    from mipkit.workflows.train_private_run import split_frame
+
+    split = split_frame(rows, ids, train_idx, test_idx)
     held_out = {
         "rows": int(test_idx.size),
+        "file": SPLIT_FILE,
+        "id_column": config.id_column,
         "fraction": float(config.test_size),
         "seed": int(config.seed),
         "method": "stratified random split by class (seeded); "
@@ -289,6 +341,20 @@ def train_private(
             else "no scaling"
         ),
     }
+    audit = None
+    if config.audit:
+        from mipkit.workflows.train_private_run import audit_against_certificate
+
+        audit = audit_against_certificate(
+            model,
+            X,
+            y,
+            train_idx,
+            test_idx,
+            clf.certificate_.certified,
+            out_dir=None if out_dir is None else Path(out_dir) / AUDIT_DIR,
+            seed=config.seed,
+        )
     result = TrainPrivateResult(
         model=model,
         certificate=clf.certificate_,
@@ -299,6 +365,8 @@ def train_private(
         seconds={"prepare": prepared - clock, "train": trained - prepared},
         run_dir=None if out_dir is None else Path(out_dir),
         domain=domain_used,
+        split=split,
+        audit=audit,
     )
     if out_dir is not None:
         _write(result, Path(out_dir))
@@ -309,11 +377,17 @@ def _write(result: TrainPrivateResult, out: Path) -> None:
     import joblib
 
     from mipkit._runfolder import atomic_write, staged_writes
+    from mipkit.report.html import write_html_report
     from mipkit.report.results import write_json_atomic, write_results
+    from mipkit.report.train_private_report import report_parts
 
     payload = result.to_dict()
-    with staged_writes(out, replaces=(MODEL_FILE, CERTIFICATE_FILE, "results.json", REPORT_FILE)):
+    title, summary, sections = report_parts(payload, result.certificate.curve(result.certificate.neighbours))
+    replaces = (MODEL_FILE, CERTIFICATE_FILE, SPLIT_FILE, "results.json", REPORT_FILE, HTML_FILE)
+    with staged_writes(out, replaces=replaces):
         atomic_write(out / MODEL_FILE, lambda f: joblib.dump(result.model, f))
         write_json_atomic(out / CERTIFICATE_FILE, {**result.certificate.to_dict(), "domain": result.domain})
+        atomic_write(out / SPLIT_FILE, lambda f: result.split.to_parquet(f, index=False))
         write_results(out, {**payload, "config": result.config.to_dict()}, kind="train-private")
         atomic_write(out / REPORT_FILE, _report(result))
+        write_html_report(out, title=title, summary=summary, sections=sections)

@@ -1,0 +1,152 @@
+"""What a private training run keeps of who trained it, and the audit of its model against its certificate.
+
+:func:`read_records` reads the table of ``mipkit train-private`` with each record's position in the table and
+(with ``id_column``) its id; :func:`split_frame` is ``split.parquet``: one row per record with ``row``,
+``id`` and ``member`` (trained on) - never a feature or a label. :func:`audit_against_certificate` audits the
+fitted model as released (:func:`mipkit.workflows.audit_fitted.audit_fitted`: LOSS on its outputs) on its
+training rows (members) against the held-out rows, which stand in for non-members (they are the only records
+of the population the run did not train on), and sets the measured TPR at each certified FPR beside its
+certified bound.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from mipkit._validation import MipkitValueError
+from mipkit.data.io import Dataset, features_target, read_table
+
+__all__ = ["AUDIT_DIR", "SPLIT_FILE", "audit_against_certificate", "read_records", "split_frame"]
+
+SPLIT_FILE = "split.parquet"
+AUDIT_DIR = "audit"
+HELD_OUT_NOTE = (
+    "The held-out rows stood in for non-members: they are the only records of the population the run did "
+    "not train on, drawn from the same table by the same seeded split."
+)
+
+
+def read_records(config: Any, domain: Any) -> tuple[Dataset, np.ndarray, np.ndarray | None]:
+    """The arrays of ``config`` (a :class:`~mipkit.workflows.train_private.TrainPrivateConfig`), each
+    record's position in the table as read (``rows``; ``dropna`` drops some) and its id (``None`` without
+    ``config.id_column``; the id column is checked and left out of the features)."""
+    from mipkit.workflows.audit_config import check_id_column
+
+    for name, what in (("data", "a CSV or Parquet file"), ("target", "the label column")):
+        if not getattr(config, name):
+            raise MipkitValueError(f"The {name!r} parameter of train_private is required ({what}).")
+    df = read_table(config.data).reset_index(drop=True)
+    drop, ids = tuple(config.drop), None
+    if config.id_column:
+        ids = check_id_column(df, config.id_column)
+        drop = drop if config.id_column in drop else (*drop, config.id_column)
+    rows = np.arange(len(df))
+    ds = features_target(
+        df, config.target, encode=config.encode, drop=drop, dropna=config.dropna, domain=domain, release=True
+    )
+    if config.dropna:  # the rows features_target keeps: no missing feature nor label
+        kept = df.drop(columns=[config.target, *drop]).notna().all(axis=1) & df[config.target].notna()
+        rows, ids = rows[kept.to_numpy()], None if ids is None else ids[kept.to_numpy()]
+    return ds, rows, ids
+
+
+def split_frame(
+    rows: np.ndarray, ids: np.ndarray | None, train_idx: np.ndarray, test_idx: np.ndarray
+) -> pd.DataFrame:
+    """``split.parquet``: ``row`` (position in the table as read), ``id`` (with an id column) and
+    ``member`` (True: trained on; False: held out), in the table's order."""
+    member = np.zeros(rows.size, dtype=bool)
+    member[train_idx] = True
+    if member[test_idx].any():
+        raise MipkitValueError("Internal error: a held-out row is also a training row.")
+    frame = {"row": rows.astype(np.int64)}
+    if ids is not None:
+        frame["id"] = ids
+    return pd.DataFrame({**frame, "member": member})
+
+
+def audit_against_certificate(
+    model: Any,
+    X: np.ndarray,
+    y: np.ndarray,
+    train_idx: np.ndarray,
+    test_idx: np.ndarray,
+    certified: dict,
+    *,
+    out_dir: str | Path | None = None,
+    seed: int = 0,
+) -> dict:
+    """Audit ``model`` on its training rows (members) against the held-out rows and compare with the
+    certificate.
+
+    Held-out rows equal to a training row (features and label) are left out: such a record would be both a
+    member and a non-member. The audit runs LOSS on the model's outputs (no reference models: the held-out
+    rows, the only non-members, are what the audit measures on). Its run folder is ``out_dir`` (results.json
+    of kind ``"audit-fitted"``, scores.parquet, report.html).
+
+    Returns
+    -------
+    dict
+        ``members``, ``non_members``, ``left_out`` (held-out rows equal to a member), ``note`` (the held-out
+        rows stood in for non-members), ``measured_eta`` and its interval, ``tpr_at_fpr``: per certified FPR,
+        ``measured`` (the strongest attack), its ``lower`` and ``upper`` confidence ends (simultaneous 95%),
+        ``certified``, ``within`` (measured <= certified) and ``violation`` (even the lower end above the
+        bound: beyond sampling error); ``holds``: no violation. An FPR below one over the number of
+        non-members is not measured (``unmeasurable_fprs``).
+    """
+    from mipkit.workflows.audit_fitted import audit_fitted
+
+    members = pd.DataFrame(X[train_idx]).assign(__y=y[train_idx])
+    held = pd.DataFrame(X[test_idx]).assign(__y=y[test_idx])
+    known = pd.util.hash_pandas_object(members, index=False).to_numpy()
+    fresh = ~np.isin(pd.util.hash_pandas_object(held, index=False).to_numpy(), known)
+    if fresh.sum() < 2:
+        raise MipkitValueError(
+            "Fewer than two held-out rows differ from every training row: there is nothing to audit the "
+            "model against. Hold out more rows (--test-size)."
+        )
+    non = test_idx[fresh]
+    fprs = tuple(float(f) for f in certified["tpr_at_fpr"])
+    result = audit_fitted(
+        model,
+        (X[train_idx], y[train_idx]),
+        (X[non], y[non]),
+        attacks=("loss",),
+        random_state=seed,
+        fprs=fprs,
+        out_dir=out_dir,
+    )
+    d = result.to_dict()
+    detail = d["attacks"][d["strongest_attack"]]["tpr_at_fpr_detail"]
+    rows, unmeasurable = {}, []
+    for key, bound in certified["tpr_at_fpr"].items():
+        if float(key) * non.size < 1:  # no false positive to spare: the FPR itself is not measured
+            unmeasurable.append(key)
+            continue
+        got = next(v for k, v in detail.items() if float(k) == float(key))
+        rows[key] = {
+            "measured": got["tpr"],
+            "lower": got["tpr_ci_simultaneous"][0],
+            "upper": got["tpr_ci_simultaneous"][1],
+            "certified": bound,
+            "within": bool(got["tpr"] <= bound),
+            "violation": bool(got["tpr_ci_simultaneous"][0] > bound),
+        }
+    return {
+        "members": int(train_idx.size),
+        "non_members": int(non.size),
+        "left_out": int((~fresh).sum()),
+        "note": HELD_OUT_NOTE,
+        "attack": d["strongest_attack"],
+        "measured_eta": d["eta"],
+        "measured_eta_ci": d["eta_ci"],
+        "certified_eta": certified["eta"],
+        "tpr_at_fpr": rows,
+        "holds": not any(r["violation"] for r in rows.values()),
+        "unmeasurable_fprs": unmeasurable,
+        "run_dir": None if out_dir is None else str(out_dir),
+    }

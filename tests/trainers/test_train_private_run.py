@@ -1,0 +1,80 @@
+"""``mipkit train-private``'s run folder names who trained the model (split.parquet, by row and id, no record
+values), writes report.html, and ``--audit`` audits the released model against its certificate: a model
+that leaks past a certificate is caught, a DP-SGD model stays within its own."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mipkit.cli import main
+
+pytest.importorskip("torch", reason="torch is not installed (pip install mipkit[torch])")
+
+pytestmark = pytest.mark.torch
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    rng = np.random.default_rng(3)
+    n = 600
+    df = pd.DataFrame(rng.normal(size=(n, 3)), columns=["a", "b", "c"])
+    df["label"] = np.where(df.a + rng.normal(size=n) > 0, "yes", "no")
+    df.insert(0, "patient", [f"P{i:04d}" for i in range(n)])
+    df.loc[[5, 17], "b"] = np.nan  # dropped by --dropna: the rows after them keep their positions
+    path = tmp_path_factory.mktemp("tpr") / "t.csv"
+    df.to_csv(path, index=False)
+    return path
+
+
+def test_split_names_rows_and_ids_and_the_audit_stays_within_the_certificate(table, tmp_path, capsys):
+    out = tmp_path / "run"
+    args = ["train-private", "--data", str(table), "--target", "label", "--id-column", "patient", "--dropna",
+            "--noise-multiplier", "2", "--epochs", "2", "--batch-size", "32", "--hidden", "0", "--audit",
+            "--out", str(out), "--json"]  # fmt: skip
+    assert main(args) == 0
+    d = json.loads(capsys.readouterr().out)
+    split = pd.read_parquet(out / "split.parquet")
+    assert list(split.columns) == ["row", "id", "member"]  # no feature, no label
+    source = pd.read_csv(table)
+    assert 5 not in set(split.row) and 17 not in set(split.row) and len(split) == len(source) - 2
+    assert (split.id.to_numpy() == source.patient.to_numpy()[split.row]).all()
+    assert split.member.sum() == d["n_train"] and (~split.member).sum() == d["held_out"]["rows"]
+    audit = d["audit"]
+    assert (
+        audit["members"] == d["n_train"] and audit["non_members"] + audit["left_out"] == d["held_out"]["rows"]
+    )
+    assert "held-out rows stood in for non-members" in audit["note"]
+    assert set(audit["tpr_at_fpr"]) == {"0.01", "0.1"} and audit["unmeasurable_fprs"] == [
+        "0.001"
+    ]  # under 1000 held out
+    for key, r in audit["tpr_at_fpr"].items():
+        assert r["certified"] == d["certified"]["tpr_at_fpr"][key] and not r["violation"]
+    assert audit["holds"]
+    html = (out / "report.html").read_text()
+    assert (
+        "Certified trade-off curve" in html
+        and "stood in for non-members" in html
+        and "data:image/png" in html
+    )
+    assert json.loads((out / "audit" / "results.json").read_text())["kind"] == "audit-fitted"
+
+
+def test_the_audit_catches_a_model_that_leaks_past_a_certificate():
+    """The attack that breaks the rule: a memorising model against a tight certificate is a violation."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    from mipkit.workflows.train_private_run import audit_against_certificate
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(600, 5))
+    y = rng.integers(0, 2, 600)  # labels without signal: only memorising fits them
+    train, test = np.arange(300), np.arange(300, 600)
+    model = RandomForestClassifier(50, random_state=0).fit(X[train], y[train])
+    tight = {"eta": 0.01, "tpr_at_fpr": {"0.01": 0.02, "0.1": 0.12}}
+    audit = audit_against_certificate(model, X, y, train, test, tight)
+    assert audit["tpr_at_fpr"]["0.1"]["violation"] and not audit["holds"]
+    assert audit["measured_eta"] > tight["eta"]
