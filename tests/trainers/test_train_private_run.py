@@ -34,7 +34,7 @@ def test_split_names_rows_and_ids_and_the_audit_stays_within_the_certificate(tab
     out = tmp_path / "run"
     args = ["train-private", "--data", str(table), "--target", "label", "--id-column", "patient", "--dropna",
             "--noise-multiplier", "2", "--epochs", "2", "--batch-size", "32", "--hidden", "0", "--audit",
-            "--out", str(out), "--json"]  # fmt: skip
+            "--record-split", "--out", str(out), "--json"]  # fmt: skip
     assert main(args) == 0
     d = json.loads(capsys.readouterr().out)
     split = pd.read_parquet(out / "split.parquet")
@@ -78,3 +78,32 @@ def test_the_audit_catches_a_model_that_leaks_past_a_certificate():
     audit = audit_against_certificate(model, X, y, train, test, tight)
     assert audit["tpr_at_fpr"]["0.1"]["violation"] and not audit["holds"]
     assert audit["measured_eta"] > tight["eta"]
+
+
+def test_the_split_is_secret_and_written_only_when_asked(table, tmp_path, capsys):
+    """The attack: with a seeded split, anyone holding the table and the seed in results.json recomputes which
+    rows trained the model. The split comes from OS entropy (from --noise-seed when given), and
+    split.parquet, the membership itself, is written only with --record-split."""
+
+    def run(out, *extra):
+        args = ["train-private", "--data", str(table), "--target", "label", "--id-column", "patient",
+                "--dropna", "--noise-multiplier", "2", "--epochs", "1", "--batch-size", "32", "--hidden", "0",
+                "--seed", "0", "--out", str(out), "--json", *extra]  # fmt: skip
+        assert main(args) == 0
+        capsys.readouterr()
+        return out
+
+    plain = run(tmp_path / "plain")
+    assert not (plain / "split.parquet").exists()
+    assert "split.parquet" not in (plain / "results.json").read_text()
+    members = [
+        set(pd.read_parquet(run(tmp_path / f"r{i}", "--record-split") / "split.parquet").query("member").row)
+        for i in range(2)
+    ]
+    assert members[0] != members[1]  # the same --seed, another split
+    seeded = [
+        set(pd.read_parquet(run(tmp_path / f"s{i}", "--record-split", "--noise-seed", "3") / "split.parquet")
+            .query("member").row)
+        for i in range(2)
+    ]  # fmt: skip
+    assert seeded[0] == seeded[1]

@@ -3,7 +3,8 @@
 ``mipkit train-private --data T.csv --target LABEL [--domain D.json] [--dropna] (--target-risk NAME
 --value V [--fpr A | --baseline B | --base-rate P --recall R] | --noise-multiplier Z) [--epochs E]
 [--batch-size B] [--max-grad-norm C] [--hidden 64] [--seed S] [--noise-seed N] [--id-column ID] [--audit]
-[--out DIR] [--json]``. The run folder records which rows (and ids) trained the model (``split.parquet``);
+[--record-split] [--out DIR] [--json]``. With ``--record-split`` the run folder records which rows (and ids)
+trained the model (``split.parquet``, as private as the data);
 ``--audit`` audits the fitted model against its certificate, its training rows against the held-out rows
 (which stand in for non-members).
 The work is :func:`mipkit.workflows.train_private.train_private`; this module turns the flags into its
@@ -152,7 +153,8 @@ def _print_human(d: dict) -> None:
                    f"held-out rows. {audit['note']}")
         )  # fmt: skip
     if d.get("run_dir"):
-        console.print(escape(f"Run folder: {d['run_dir']} (report.html; split.parquet: the rows trained on)"))
+        split = "; split.parquet: the rows trained on, keep it private" if d["held_out"]["file"] else ""
+        console.print(escape(f"Run folder: {d['run_dir']} (report.html{split})"))
 
 
 def register(app: typer.Typer) -> None:
@@ -192,10 +194,13 @@ def register(app: typer.Typer) -> None:
         scale: bool = typer.Option(
             True, "--scale/--no-scale", help="Standardise features with the held-out rows' mean and sd."
         ),
-        seed: int = typer.Option(0, "--seed", help="Random seed (split and initial weights)."),
+        seed: int = typer.Option(0, "--seed", help="Random seed (initial weights; the split is secret)."),
         noise_seed: NoiseSeedOption = None,
         id_column: str = typer.Option(
             None, "--id-column", help="Column of unique record ids: not a feature; named in split.parquet."
+        ),
+        record_split: bool = typer.Option(
+            False, "--record-split", help="Write split.parquet: which rows trained the model (private)."
         ),
         audit: bool = typer.Option(
             False, "--audit", help="Audit the model against its certificate: training vs held-out rows."

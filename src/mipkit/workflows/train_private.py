@@ -3,13 +3,16 @@
 :func:`train_private` reads the table as ``mipkit audit`` does (:func:`mipkit.data.io.features_target`),
 except that its encoding comes from the public domain of the features (``domain``; one-hot levels read from
 the rows would reveal a level that one training row alone holds) and without one every feature must be
-numeric; it holds out a stratified, seeded share of the rows for the test accuracy, optionally standardises
+numeric; it holds out a stratified, secret share of the rows for the test accuracy (drawn from OS entropy like
+the noise, :func:`held_out_generator`: with the public seed anyone holding the table could recompute which
+rows trained the model, and one row added to the table reshuffles its whole class), optionally standardises
 the features with the mean and standard deviation *of the held-out rows* (so the training rows influence
 nothing but the DP-SGD run and the certificate covers everything they influence), fits a
 :class:`~mipkit.trainers.DPSGDClassifier` calibrated to the target for the exact sample rate and number of
 steps of the run, and writes the run folder: ``model.joblib`` (a scikit-learn pipeline: the scaler and the
-classifier), ``certificate.json``, ``split.parquet`` (which rows, by position and with ``id_column`` by id,
-trained the model and which were held out; no feature, no label), ``results.json`` (kind
+classifier), ``certificate.json``, with ``record_split`` ``split.parquet`` (which rows, by position and with
+``id_column`` by id, trained the model and which were held out; no feature, no label, but exactly the
+membership the certificate protects: as private as the data), ``results.json`` (kind
 ``"train-private"``), ``report.md`` and ``report.html`` (the certificate's trade-off curve, the held-out
 accuracy). With ``audit``, the fitted model is audited against its certificate on its training rows versus
 the held-out rows (:func:`mipkit.workflows.train_private_run.audit_against_certificate`; run folder
@@ -62,20 +65,22 @@ class TrainPrivateConfig:
     neighbours : {"replace_one", "add_remove"}
         Relation of the target and the certificate.
     test_size : float
-        Share of the rows held out (stratified by class, seeded).
+        Share of the rows held out (stratified by class, secret: :func:`held_out_generator`).
     scale : bool
         Standardise the features with the held-out rows' mean and standard deviation.
     seed : int
-        Seeds the split and the initial weights.
+        Seeds the initial weights.
     id_column : str or None
         A column of unique record ids: left out of the features, written beside each row in
         ``split.parquet``.
+    record_split : bool
+        Write ``split.parquet`` (which rows trained the model: as private as the data; off by default).
     audit : bool
         Audit the fitted model against its certificate (training rows versus the held-out rows).
     noise_seed : int or None
-        None (default): DP-SGD's Poisson batches and noise come from OS entropy, so that ``seed`` (written to
-        results.json) does not let anyone replay the training. An integer makes them reproducible; the model
-        is then not private against anyone who holds it.
+        None (default): the held-out split and DP-SGD's Poisson batches and noise come from OS entropy, so
+        that ``seed`` (written to results.json) does not let anyone replay the training. An integer makes
+        them reproducible; the model is then not private against anyone who holds it.
     """
 
     data: str | None = None
@@ -98,6 +103,7 @@ class TrainPrivateConfig:
     seed: int = 0
     fprs: tuple[float, ...] = field(default=(0.001, 0.01, 0.1))
     noise_seed: int | None = None
+    record_split: bool = False
     id_column: str | None = None
     audit: bool = False
 
@@ -194,15 +200,30 @@ class TrainPrivateResult:
             else {
                 name: str(self.run_dir / name)
                 for name in (MODEL_FILE, CERTIFICATE_FILE, SPLIT_FILE, REPORT_FILE, HTML_FILE)
+                if name != SPLIT_FILE or self.config.record_split
             },
         }
 
 
-def split_held_out(y: np.ndarray, test_size: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """Stratified, seeded split: ``(train_idx, test_idx)``, each class split in the proportion ``test_size``
-    (at least one row of each class on each side)."""
+#: Key of the held-out split's stream of a noise seed (apart from the DP-SGD noise's).
+_SPLIT_STREAM = 0x7E57
+
+
+def held_out_generator(noise_seed: int | None) -> np.random.Generator:
+    """The generator of the held-out split: protective randomness (which rows trained the model is what a
+    membership attacker guesses), from OS entropy unless ``noise_seed`` is given
+    (:func:`mipkit._random.noise_generator`)."""
+    from mipkit._random import noise_generator
+
+    return noise_generator(noise_seed, stream=(_SPLIT_STREAM,))
+
+
+def split_held_out(
+    y: np.ndarray, test_size: float, rng: np.random.Generator
+) -> tuple[np.ndarray, np.ndarray]:
+    """Stratified split: ``(train_idx, test_idx)``, each class split in the proportion ``test_size`` (at least
+    one row of each class on each side), drawn from ``rng`` (:func:`held_out_generator`)."""
     frac = check_interval("test_size", test_size, 0.0, 1.0, owner="train_private")
-    rng = np.random.default_rng(np.random.SeedSequence([int(seed), 0x7E57]))
     test = []
     for c in np.unique(y):
         rows = rng.permutation(np.flatnonzero(y == c))
@@ -258,8 +279,13 @@ def _report(result: TrainPrivateResult) -> str:
         f"- Noise and batches: {d['noise_source']}.\n"
         f"- Held-out accuracy: {d['test_accuracy']:.4f} (always guessing the majority class: "
         f"{d['majority_rate']:.4f}).\n"
-        f"- Split: {SPLIT_FILE} lists every row (position in the table"
-        f"{', id' if d['held_out']['id_column'] else ''}) and whether it trained the model.\n"
+        + (
+            f"- Split: {SPLIT_FILE} lists every row (position in the table"
+            f"{', id' if d['held_out']['id_column'] else ''}) and whether it trained the model: keep it as "
+            "private as the data.\n"
+            if d["held_out"]["file"]
+            else ""
+        )
         + _audit_lines(d["audit"])
     )
 
@@ -311,7 +337,7 @@ def train_private(
     X, y = dataset.X, dataset.y
     if np.unique(y).size < 2:
         raise MipkitValueError("The target column has a single class; a classifier needs at least two.")
-    train_idx, test_idx = split_held_out(y, config.test_size, config.seed)
+    train_idx, test_idx = split_held_out(y, config.test_size, held_out_generator(config.noise_seed))
     clf = config.classifier()
     clf.plan(train_idx.size)  # refuses bad settings and unreachable targets before any work
     scaler = _scaler(X[test_idx], config.scale)
@@ -330,11 +356,12 @@ def train_private(
     split = split_frame(rows, ids, train_idx, test_idx)
     held_out = {
         "rows": int(test_idx.size),
-        "file": SPLIT_FILE,
+        "file": SPLIT_FILE if config.record_split else None,
         "id_column": config.id_column,
         "fraction": float(config.test_size),
-        "seed": int(config.seed),
-        "method": "stratified random split by class (seeded); "
+        "method": "stratified random split by class (secret: "
+        + ("OS entropy" if config.noise_seed is None else "from the noise seed")
+        + "); "
         + (
             "features standardised with the held-out rows' mean and sd"
             if scaler is not None
@@ -387,7 +414,8 @@ def _write(result: TrainPrivateResult, out: Path) -> None:
     with staged_writes(out, replaces=replaces):
         atomic_write(out / MODEL_FILE, lambda f: joblib.dump(result.model, f))
         write_json_atomic(out / CERTIFICATE_FILE, {**result.certificate.to_dict(), "domain": result.domain})
-        atomic_write(out / SPLIT_FILE, lambda f: result.split.to_parquet(f, index=False))
+        if result.config.record_split:  # the membership the certificate protects: only when asked
+            atomic_write(out / SPLIT_FILE, lambda f: result.split.to_parquet(f, index=False))
         write_results(out, {**payload, "config": result.config.to_dict()}, kind="train-private")
         atomic_write(out / REPORT_FILE, _report(result))
         write_html_report(out, title=title, summary=summary, sections=sections)
