@@ -126,7 +126,7 @@ def test_privacy_loss_detects_copies_and_is_reproducible():
     pl = privacy_loss(train, test, leaky, metric="euclidean", random_state=1, n_jobs=1)
     assert pl.train.value < 0.35  # half the sampled training rows have a copy in synthetic_1
     assert pl.value > 0.2
-    assert pl.intervals["method"] == "neighbourhood"
+    assert pl.intervals["method"] == "jackknife"
     assert pl.intervals["privacy_loss_ci"][0] > 0
     fresh = rng.normal(size=(300, 4))
     pl0 = privacy_loss(train, test, fresh, metric="euclidean", random_state=1, n_jobs=1)

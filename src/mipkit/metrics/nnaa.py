@@ -299,10 +299,11 @@ class PrivacyLoss:
         True when one synthetic table was split into two disjoint halves.
     intervals : dict
         ``train_ci``, ``test_ci``, ``privacy_loss_ci``, their standard errors (``*_se``), the confidence and
-        the ``method``: ``"neighbourhood"`` (default; covariances of neighbouring terms, normal interval),
-        ``"jackknife"`` (delete-one jackknife with the neighbours recomputed, normal interval, conservative:
-        1.5-2 times too wide; both :mod:`mipkit.metrics.nnaa_intervals`) or ``"record-bootstrap"``
-        (percentile bootstrap of the per-record contributions with the neighbour structure held fixed:
+        the ``method``: ``"neighbourhood"`` (covariances of neighbouring terms, normal interval),
+        ``"jackknife"`` (default; delete-one jackknife with the neighbours recomputed, normal interval,
+        conservative: 1.5-2 times too wide; both :mod:`mipkit.metrics.nnaa_intervals`) or
+        ``"record-bootstrap"`` (percentile bootstrap of the per-record contributions with the
+        neighbour structure held fixed:
         too narrow, kept to show how much, ``docs/theory.md`` section 6).
     """
 
@@ -403,7 +404,7 @@ def privacy_loss(
     metric: str = "mixed",
     ties: str = "average",
     max_n: int | None = None,
-    interval: str = "neighbourhood",
+    interval: str = "jackknife",
     n_bootstrap: int = 1000,
     confidence: float = 0.95,
     random_state: RandomState = None,
@@ -421,13 +422,14 @@ def privacy_loss(
     one that generalises gives both near 1/2 (unbiased NNAA) and a privacy loss near 0.
 
     Intervals (``interval``): normal intervals ``value -+ z sqrt(v)`` with ``v_PL = v_train + v_test`` (the
-    four sets are disjoint and independent). ``"neighbourhood"`` (default) sums the covariances of the terms
-    of records that are, or share, nearest neighbours (:mod:`mipkit.metrics.nnaa_intervals`): coverage of
-    1/2 on same-distribution tables 94-96%, width within 1.15 times the estimate's spread
-    (``benchmarks/nnaa_interval_coverage.py``). ``"jackknife"`` is the delete-one jackknife of each AA with
-    the neighbours recomputed: conservative in expectation by the Efron-Stein inequality, 1.5-2 times too
-    wide (``docs/theory.md`` section 6). ``"record-bootstrap"`` (``n_bootstrap`` replicates) is the former
-    percentile bootstrap of per-record contributions, which holds the neighbour structure fixed and covers
+    four sets are disjoint and independent). ``"neighbourhood"`` sums the covariances of the terms of
+    records that are, or share, nearest neighbours (:mod:`mipkit.metrics.nnaa_intervals`): at 1,000 records
+    per set coverage 92-95% with the width of the estimate's spread
+    (``benchmarks/nnaa_interval_coverage.py``), on small discrete tables (150 per set) about 85-93%.
+    ``"jackknife"`` (default) is the delete-one jackknife of each AA with the neighbours recomputed:
+    conservative in expectation by the Efron-Stein inequality, 1.5-2 times too wide (``docs/theory.md``
+    section 6). ``"record-bootstrap"`` (``n_bootstrap`` replicates) is the former percentile bootstrap of
+    per-record contributions, which holds the neighbour structure fixed and covers
     only 81-90%.
     """
     check_choice("interval", interval, INTERVALS, owner="privacy_loss")

@@ -1,8 +1,8 @@
 """Intervals for the unbiased NNAA that respect its dependence structure.
 
-Two variance estimates of ``AA``, both with the neighbours recomputed: the **neighbourhood** variance (the
-default of :func:`mipkit.metrics.nnaa.privacy_loss`; valid and tight, see the last section below) and the
-delete-one **jackknife** (conservative, 1.5-2 times too wide).
+Two variance estimates of ``AA``, both with the neighbours recomputed: the **neighbourhood** variance (tight
+at 1,000 records per set and more, see the last section below) and the delete-one **jackknife** (the default
+of :func:`mipkit.metrics.nnaa.privacy_loss`; conservative, 1.5-2 times too wide).
 
 Every term of the NNAA (:mod:`mipkit.metrics.nnaa`) depends on a record *and on its neighbours*: removing one
 record changes its own contribution, the contributions of the records whose nearest own-set neighbour it was,
