@@ -364,3 +364,37 @@ def test_dcr_auc_interval_and_unresolved_fprs():
     d = res.to_dict()
     assert list(d["tpr_at_fpr_unresolved"]) == ["0.001"]  # 1/100 = 0.01 is resolved, 0.001 is not
     assert "TPR at FPR 0" in d["tpr_at_fpr_unresolved"]["0.001"]
+
+
+def test_headline_interval_is_adjusted_for_picking_the_strongest_attack_on_null_data():
+    # four attacks that know nothing: each guesses from the same distribution as its baseline. The headline
+    # is the largest of four PIs; an unadjusted 95% interval of the largest excludes 0 from below on about
+    # 4 x 2.5% of null splits, the adjusted one (Bonferroni over the attacks) on at most 2.5%
+    from types import SimpleNamespace
+
+    from mipkit.metrics.inference import measure_inference
+
+    rng = np.random.default_rng(0)
+    names = ["a1", "a2", "a3", "a4"]
+    alarms, n_splits = 0, 300
+    for _ in range(n_splits):
+        truth = rng.choice(["x", "y", "z"], 150, p=[0.5, 0.3, 0.2])
+        draw = lambda: rng.choice(["x", "y", "z"], 150, p=[0.5, 0.3, 0.2])  # noqa: E731
+        g = SimpleNamespace(
+            secret="s",
+            known=("k",),
+            numeric=False,
+            tolerance=0.0,
+            rows=np.arange(150),
+            truth=truth,
+            attacks={a: (draw(), np.ones(150)) for a in names},
+            baselines={**{a: draw() for a in names}, "most_frequent": np.full(150, "x")},
+            control_truth=None,
+            control_guesses=None,
+        )
+        res = measure_inference(g, n_bootstrap=400, random_state=rng)
+        d = res.to_dict(0.95)
+        assert d["precision_improvement_ci_level"] == pytest.approx(1 - 0.05 / 4)
+        assert d["precision_improvement_ci"] == res.pi_interval(res.primary, 1 - 0.05 / 4)
+        alarms += d["precision_improvement_ci"][0] > 0
+    assert alarms / n_splits <= 0.04

@@ -45,7 +45,7 @@ import numpy as np
 from mipkit._random import RandomState, check_random_state
 from mipkit._validation import MipkitValueError, check_choice, check_positive_int, check_probability
 from mipkit.data.neighbors import Table, _n_rows, _take, kneighbors, kneighbors_both_ways
-from mipkit.metrics.nnaa_intervals import jackknife_values, jackknife_variance
+from mipkit.metrics.nnaa_intervals import jackknife_values, jackknife_variance, neighbourhood_variance
 
 TIES = ("average", "strict", "nonstrict")
 
@@ -85,6 +85,9 @@ class AdversarialAccuracy:
     jackknife_t, jackknife_s : ndarray or None
         ``AA`` with each ``T`` (resp. ``S``) record removed, its neighbours' terms recomputed
         (:func:`mipkit.metrics.nnaa_intervals.jackknife_values`); computed from tables of at least 3 rows.
+    dependence_t, dependence_s : ndarray of int, shape (n, 2), or None
+        Each record's nearest own (leave-one-out) and nearest other neighbour (indices into its own set and
+        the other set): the records its term depends on most, for :attr:`neighbourhood_variance`.
     """
 
     term_t: float
@@ -98,6 +101,20 @@ class AdversarialAccuracy:
     distances_s_to_t: np.ndarray = field(default_factory=lambda: np.empty((0, 2)), repr=False, compare=False)
     jackknife_t: np.ndarray | None = field(default=None, repr=False, compare=False)
     jackknife_s: np.ndarray | None = field(default=None, repr=False, compare=False)
+    dependence_t: np.ndarray | None = field(default=None, repr=False, compare=False)
+    dependence_s: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    @property
+    def neighbourhood_variance(self) -> float:
+        """Variance of :attr:`value` from the covariances of neighbouring terms (NaN when not computed).
+
+        See :func:`mipkit.metrics.nnaa_intervals.neighbourhood_variance`: coverage 94-96% at 95% on
+        same-distribution tables, wider on leaky ones (``docs/theory.md`` section 6)."""
+        if self.dependence_t is None or self.dependence_s is None:
+            return float("nan")
+        return neighbourhood_variance(
+            self.per_record_t, self.per_record_s, self.dependence_t, self.dependence_s
+        )
 
     @property
     def jackknife_variance(self) -> float:
@@ -171,11 +188,17 @@ def adversarial_accuracy(
     kw = {"metric": metric, "n_jobs": n_jobs, "progress": progress}
     n_t, n_s = _n_rows(T), _n_rows(S)
     if min(n_t, n_s) < 3:  # too small for the jackknife's second own / third other neighbour
-        t_own, _ = kneighbors(T, T, k=1, exclude_self=True, **kw)
-        s_own, _ = kneighbors(S, S, k=1, exclude_self=True, **kw)
-        (t_other, _), (s_other, _) = kneighbors_both_ways(T, S, k=2, **kw)
+        t_own, t_own_i = kneighbors(T, T, k=1, exclude_self=True, **kw)
+        s_own, s_own_i = kneighbors(S, S, k=1, exclude_self=True, **kw)
+        (t_other, t_other_i), (s_other, s_other_i) = kneighbors_both_ways(T, S, k=2, **kw)
         aa = adversarial_accuracy_from_distances(t_own[:, 0], t_other, s_own[:, 0], s_other, ties=ties)
-        return replace(aa, distances_t_to_s=t_other, distances_s_to_t=s_other)
+        return replace(
+            aa,
+            distances_t_to_s=t_other,
+            distances_s_to_t=s_other,
+            dependence_t=np.column_stack([t_own_i[:, 0], t_other_i[:, 0]]),
+            dependence_s=np.column_stack([s_own_i[:, 0], s_other_i[:, 0]]),
+        )
     t_own, t_own_i = kneighbors(T, T, k=2, exclude_self=True, **kw)
     s_own, s_own_i = kneighbors(S, S, k=2, exclude_self=True, **kw)
     (t_other, t_other_i), (s_other, s_other_i) = kneighbors_both_ways(T, S, k=3, **kw)
@@ -191,6 +214,8 @@ def adversarial_accuracy(
         distances_s_to_t=s_other[:, :2],
         jackknife_t=jack_t,
         jackknife_s=jack_s,
+        dependence_t=np.column_stack([t_own_i[:, 0], t_other_i[:, 0]]),
+        dependence_s=np.column_stack([s_own_i[:, 0], s_other_i[:, 0]]),
     )
 
 
@@ -255,7 +280,7 @@ def yale_adversarial_accuracy(
     return yale_adversarial_accuracy_from_distances(t_own[:, 0], t_other[:, 0], s_own[:, 0], s_other[:, 0])
 
 
-INTERVALS = ("jackknife", "record-bootstrap")
+INTERVALS = ("neighbourhood", "jackknife", "record-bootstrap")
 
 
 @dataclass(frozen=True)
@@ -274,10 +299,12 @@ class PrivacyLoss:
         True when one synthetic table was split into two disjoint halves.
     intervals : dict
         ``train_ci``, ``test_ci``, ``privacy_loss_ci``, their standard errors (``*_se``), the confidence and
-        the ``method``: ``"jackknife"`` (default; delete-one jackknife with the neighbours recomputed, normal
-        interval, :mod:`mipkit.metrics.nnaa_intervals`) or ``"record-bootstrap"`` (percentile bootstrap of the
-        per-record contributions with the neighbour structure held fixed: too narrow, kept to show how
-        much, ``docs/theory.md`` section 6).
+        the ``method``: ``"neighbourhood"`` (covariances of neighbouring terms, normal interval),
+        ``"jackknife"`` (default; delete-one jackknife with the neighbours recomputed, normal interval,
+        conservative: 1.5-2 times too wide; both :mod:`mipkit.metrics.nnaa_intervals`) or
+        ``"record-bootstrap"`` (percentile bootstrap of the per-record contributions with the
+        neighbour structure held fixed:
+        too narrow, kept to show how much, ``docs/theory.md`` section 6).
     """
 
     train: AdversarialAccuracy
@@ -310,14 +337,21 @@ def _normal_ci(value: float, se: float, z: float) -> list[float]:
     return [value - z * se, value + z * se]
 
 
-def _jackknife_intervals(
-    aa_train: AdversarialAccuracy, aa_test: AdversarialAccuracy, confidence: float
+_DETAIL = {
+    "neighbourhood": "covariances of terms of records that are or share nearest neighbours; normal interval",
+    "jackknife": "delete-one jackknife over the records of each set, neighbours recomputed; normal interval",
+}
+
+
+def _normal_intervals(
+    aa_train: AdversarialAccuracy, aa_test: AdversarialAccuracy, confidence: float, method: str
 ) -> dict:
-    """Normal intervals from the delete-one jackknife variances; train and test sets are independent."""
+    """Normal intervals from the ``method`` variances; train and test sets are independent."""
     from scipy.stats import norm
 
     z = float(norm.ppf(0.5 + confidence / 2))
-    v_train, v_test = aa_train.jackknife_variance, aa_test.jackknife_variance
+    attr = "neighbourhood_variance" if method == "neighbourhood" else "jackknife_variance"
+    v_train, v_test = getattr(aa_train, attr), getattr(aa_test, attr)
     se = {"train": np.sqrt(v_train), "test": np.sqrt(v_test), "privacy_loss": np.sqrt(v_train + v_test)}
     value = {"train": aa_train.value, "test": aa_test.value, "privacy_loss": aa_test.value - aa_train.value}
     out = {f"{k}_ci": _normal_ci(value[k], float(se[k]), z) for k in se}
@@ -325,8 +359,8 @@ def _jackknife_intervals(
         **out,
         **{f"{k}_se": float(v) for k, v in se.items()},
         "confidence": confidence,
-        "method": "jackknife",
-        "detail": "delete-one jackknife over the records of each set, neighbours recomputed; normal interval",
+        "method": method,
+        "detail": _DETAIL[method],
     }
 
 
@@ -387,12 +421,15 @@ def privacy_loss(
     A generator that memorises its training data gives ``AA_train`` below 1/2 and a positive privacy loss;
     one that generalises gives both near 1/2 (unbiased NNAA) and a privacy loss near 0.
 
-    Intervals (``interval``): ``"jackknife"`` (default) is the delete-one jackknife of each AA with the
-    neighbours recomputed (:mod:`mipkit.metrics.nnaa_intervals`), ``v_PL = v_train + v_test`` (the four sets
-    are disjoint and independent), normal interval ``value -+ z sqrt(v)``: conservative in expectation by
-    the Efron-Stein inequality, measured coverage of 1/2 on same-distribution tables >= 95%
-    (``docs/theory.md`` section 6). ``"record-bootstrap"`` (``n_bootstrap`` replicates) is the former
-    percentile bootstrap of per-record contributions, which holds the neighbour structure fixed and covers
+    Intervals (``interval``): normal intervals ``value -+ z sqrt(v)`` with ``v_PL = v_train + v_test`` (the
+    four sets are disjoint and independent). ``"neighbourhood"`` sums the covariances of the terms of
+    records that are, or share, nearest neighbours (:mod:`mipkit.metrics.nnaa_intervals`): at 1,000 records
+    per set coverage 92-95% with the width of the estimate's spread
+    (``benchmarks/nnaa_interval_coverage.py``), on small discrete tables (150 per set) about 85-93%.
+    ``"jackknife"`` (default) is the delete-one jackknife of each AA with the neighbours recomputed:
+    conservative in expectation by the Efron-Stein inequality, 1.5-2 times too wide (``docs/theory.md``
+    section 6). ``"record-bootstrap"`` (``n_bootstrap`` replicates) is the former percentile bootstrap of
+    per-record contributions, which holds the neighbour structure fixed and covers
     only 81-90%.
     """
     check_choice("interval", interval, INTERVALS, owner="privacy_loss")
@@ -418,8 +455,8 @@ def privacy_loss(
     kw = {"metric": metric, "ties": ties, "n_jobs": n_jobs, "progress": progress}
     aa_train = adversarial_accuracy(sub[0], sub[1], **kw)
     aa_test = adversarial_accuracy(sub[2], sub[3], **kw)
-    if interval == "jackknife":
-        intervals = _jackknife_intervals(aa_train, aa_test, confidence)
+    if interval in _DETAIL:
+        intervals = _normal_intervals(aa_train, aa_test, confidence, interval)
     else:
         intervals = _record_bootstrap_intervals(aa_train, aa_test, confidence, n_bootstrap, rng)
     return PrivacyLoss(aa_train, aa_test, n, split, intervals)

@@ -1,4 +1,8 @@
-"""Intervals for the unbiased NNAA that respect its dependence structure: the delete-one jackknife.
+"""Intervals for the unbiased NNAA that respect its dependence structure.
+
+Two variance estimates of ``AA``, both with the neighbours recomputed: the **neighbourhood** variance (tight
+at 1,000 records per set and more, see the last section below) and the delete-one **jackknife** (the default
+of :func:`mipkit.metrics.nnaa.privacy_loss`; conservative, 1.5-2 times too wide).
 
 Every term of the NNAA (:mod:`mipkit.metrics.nnaa`) depends on a record *and on its neighbours*: removing one
 record changes its own contribution, the contributions of the records whose nearest own-set neighbour it was,
@@ -30,6 +34,28 @@ and the interval is ``AA -+ z_{1 - a/2} sqrt(v)``. By the Efron-Stein inequality
 1981) the expectation of the jackknife variance is at least the variance of the statistic on one record fewer,
 for *any* symmetric statistic of independent records: the interval errs on the wide side, whatever the
 dependence between neighbours. ``docs/theory.md`` section 6 has the argument and the measured coverage.
+
+Why the jackknife is wide, and the neighbourhood variance
+---------------------------------------------------------
+A record's term is, to first order, ``1(label of i = label of its nearest neighbour a)``. On same-distribution
+tables the labels are exchangeable given the pooled points, and the indicator is an exclusive-or of two
+labels: it is uncorrelated with every other record's indicator except where the two share their pair
+(mutual nearest neighbours classify each other right or wrong together). The statistic has no first-order
+(per-record) component; its variance is all interaction between neighbours. The jackknife counts each
+interaction once for each record it involves (Efron & Stein: a degree-``k`` component ``k`` times), and
+deleting a record re-draws the indicators of the records that pointed to it, so the estimate is 2.2-3 times
+the variance (1.5-1.75 times the width) - and still more on leaky tables.
+
+The **neighbourhood variance** sums the covariances of the terms directly. With ``u_r = w_r (h_r - hbar)``
+(``h_r`` the record's term ``g(r)/m``, ``hbar`` the mean of its set, ``w_r = 1/(2 n_set)``) and
+``D(r) = {r, nearest own neighbour, nearest other neighbour}`` (pooled indices),
+
+    v = sum_r u_r^2 + 2 sum_{r < r' : D(r) and D(r') meet} u_r u_r' ,
+
+the variance of a sum of terms that are dependent only when their records are, or share, nearest
+neighbours. On the null it estimates the exclusive-or structure exactly (mutual pairs contribute
+``+1/4 w^2`` each, the other pairs zero in expectation); on leaky tables the products of neighbours with
+similar (non-central) terms keep it on the wide side. ``benchmarks/nnaa_interval_coverage.py`` measures it.
 """
 
 from __future__ import annotations
@@ -132,3 +158,60 @@ def jackknife_variance(*delete_one: np.ndarray) -> float:
         n = v.size
         total += (n - 1) / n * float(np.sum((v - v.mean()) ** 2))
     return total
+
+
+def dependence_pairs(deps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Distinct pairs ``r < r'`` whose dependence sets meet: ``deps`` (N, k) holds ``D(r)`` minus ``r``.
+
+    Each record's set is ``{r} | deps[r]``; records are grouped by each member of their set and every two
+    records of a group form a pair (counted once however many members they share).
+    """
+    n = deps.shape[0]
+    rec = np.repeat(np.arange(n), deps.shape[1] + 1)
+    elem = np.column_stack([np.arange(n), deps]).ravel()
+    order = np.lexsort((rec, elem))
+    rec, elem = rec[order], elem[order]
+    starts = np.flatnonzero(np.r_[True, elem[1:] != elem[:-1]])
+    sizes = np.diff(np.r_[starts, elem.size])
+    pos = np.arange(elem.size) - np.repeat(starts, sizes)  # position within its group
+    after = np.repeat(sizes, sizes) - pos - 1  # later members of the same group
+    first = np.repeat(np.arange(elem.size), after)
+    offset = np.arange(first.size) - np.repeat(np.cumsum(after) - after, after) + 1
+    a, b = rec[first], rec[first + offset]
+    keep = a != b
+    key = np.unique(np.minimum(a, b)[keep] * n + np.maximum(a, b)[keep])
+    return key // n, key % n
+
+
+def neighbourhood_variance(
+    per_record_t: np.ndarray, per_record_s: np.ndarray, deps_t: np.ndarray, deps_s: np.ndarray
+) -> float:
+    """Variance of ``AA = (mean(h_T) + mean(h_S)) / 2`` from the covariances of dependent terms.
+
+    Parameters
+    ----------
+    per_record_t, per_record_s : ndarray
+        Each record's term ``h = g / m`` (:attr:`mipkit.metrics.nnaa.AdversarialAccuracy.per_record_t`).
+    deps_t : ndarray of int, shape (n_T, 2)
+        Each ``T`` record's nearest leave-one-out neighbour in ``T`` and nearest neighbour in ``S`` (indices
+        into ``T`` and ``S``).
+    deps_s : ndarray of int, shape (n_S, 2)
+        The same for the ``S`` records (nearest in ``S``, nearest in ``T``).
+
+    Returns
+    -------
+    float
+        ``sum_r u_r^2 + 2 sum_{pairs} u_r u_r'`` (module docstring), never below the variance of
+        independent terms' half (a floor that only binds on tiny tables).
+    """
+    h_t, h_s = np.asarray(per_record_t, float), np.asarray(per_record_s, float)
+    n_t, n_s = h_t.size, h_s.size
+    u = np.concatenate([(h_t - h_t.mean()) / (2 * n_t), (h_s - h_s.mean()) / (2 * n_s)])
+    d_t, d_s = np.asarray(deps_t, np.int64), np.asarray(deps_s, np.int64)
+    # pooled indices: T records first, then S records
+    deps = np.vstack(
+        [np.column_stack([d_t[:, 0], d_t[:, 1] + n_t]), np.column_stack([d_s[:, 0] + n_t, d_s[:, 1]])]
+    )
+    lo, hi = dependence_pairs(deps)
+    independent = float(np.sum(u**2))
+    return max(independent + 2.0 * float(np.sum(u[lo] * u[hi])), 0.5 * independent)

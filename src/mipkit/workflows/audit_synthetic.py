@@ -248,10 +248,12 @@ def audit_synthetic(
     non_member_baseline : bool
         Run the attacks' analyses on the original without the targets (default); ``False`` keeps only the
         most-frequent-value baseline (anonymeter's amount of work).
-    nnaa_interval : {"jackknife", "record-bootstrap"}
-        Interval of the NNAA terms and the privacy loss: the delete-one jackknife with neighbours
-        recomputed (default, :mod:`mipkit.metrics.nnaa_intervals`), or the former record bootstrap with the
-        neighbour structure held fixed (too narrow; kept for comparison).
+    nnaa_interval : {"neighbourhood", "jackknife", "record-bootstrap"}
+        Interval of the NNAA terms and the privacy loss: the covariances of neighbouring terms (tight at
+        1,000 records per set and more, short of 95% on small discrete tables), the delete-one jackknife
+        with neighbours recomputed (default; conservative, 1.5-2 times too wide; both
+        :mod:`mipkit.metrics.nnaa_intervals`), or the record bootstrap with the neighbour structure held
+        fixed (too narrow; kept for comparison).
     fail_above : float, optional
         The policy: a finding when the interval of ``fail_metric`` lies above this value, a pass when it
         lies at or below it, inconclusive otherwise (:mod:`mipkit.workflows.synthetic_verdict`). ``None``:
