@@ -125,6 +125,11 @@ def _noise_settings(
     }
 
 
+def _bound_name(p: float) -> str:
+    """How the accuracy bound reads: ``1/2 + eta``, or with an odd pool's prior ``p = k/n``."""
+    return "1/2 + eta" if p == 0.5 else f"max(k/n, 1 - k/n) + eta (k/n = {p:.4g}, an odd pool)"
+
+
 def _certificate_table(cert: dict, title: str):
     import numpy as np
     from rich.table import Table
@@ -135,7 +140,7 @@ def _certificate_table(cert: dict, title: str):
     std = np.asarray(cert["noise_std"])
     sig = np.asarray(cert["sigma"])
     rows = [
-        ("eta (accuracy bound)", f"{cert['eta']:g} ({0.5 + cert['eta']:.4g})"),
+        ("eta (accuracy bound)", f"{cert['eta']:g} ({cert['accuracy_bound']:.4g})"),
         ("calibration", cert["calibration"]),
         ("noise added", cert["released_with"]),
         ("exact guarantee", "yes" if cert["exact"] else "no (estimated sigma / published sampler)"),
@@ -336,7 +341,8 @@ def audit_noise(
     )
     console.print(
         f"- Measured accuracy {game['accuracy']:.4f} (95% CI {game['ci'][0]:.4f} - {game['ci'][1]:.4f}) is "
-        f"{verdict} the bound 1/2 + eta = {game['accuracy_bound']:.4f}; posterior: {game['posterior']}.",
+        f"{verdict} the bound {_bound_name(game['membership_probability'])} = {game['accuracy_bound']:.4f}; "
+        f"posterior: {game['posterior']}.",
         highlight=False,
     )
     lo, hi = intervals["accuracy_ci"]
@@ -344,7 +350,7 @@ def audit_noise(
         f"- Allowing for guesses that share a release or a target (cluster bootstrap over releases and "
         f"targets, "
         f"design effect {intervals['design_effect']:.2f}): 95% CI {lo:.4f} - {hi:.4f}, "
-        f"{intervals['verdict']} 1/2 + eta"
+        f"{intervals['verdict']} {_bound_name(game['membership_probability'])}"
         + ("" if intervals["certificate_exact"] else " (an approximate certificate: sigma was estimated)")
         + ". The Clopper-Pearson interval above treats every guess as independent and is too narrow.",
         highlight=False,
