@@ -9,7 +9,7 @@ rests on estimated sigma.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -80,6 +80,9 @@ class MIPCertificate:
     accuracy_bound : float
         What the guarantee bounds every attacker's accuracy by: ``max(p, 1 - p) + eta`` (docs/theory.md
         sections 1 and 2b; ``1/2 + eta`` when ``p = 1/2``).
+    estimates_withheld : bool
+        True in a copy for publication (:meth:`redacted`) whose ``ESTIMATE_FIELDS`` and noise scale are None:
+        with an estimated sigma they are statistics of the private data.
     """
 
     eta: float
@@ -102,6 +105,7 @@ class MIPCertificate:
     noise_source: str = OS_ENTROPY
     membership_probability: float = 0.5
     accuracy_bound: float | None = None
+    estimates_withheld: bool = False
 
     def __post_init__(self) -> None:
         if self.accuracy_bound is None:
@@ -116,17 +120,19 @@ class MIPCertificate:
         """All fields as a JSON-ready dict (:func:`dataclasses.asdict`)."""
         return asdict(self)
 
-    def public_dict(self, *, include_estimates: bool = False) -> dict:
-        """:meth:`to_dict` for publication: with an estimated sigma, its values and everything scaled by
-        them (``ESTIMATE_FIELDS``, the noise law's scale) are statistics of the private data that no budget
-        covers, so they are None unless ``include_estimates``; ``estimates_withheld`` says which case."""
-        out = self.to_dict()
-        withhold = self.estimated and not include_estimates
-        if withhold:
-            out.update(dict.fromkeys(ESTIMATE_FIELDS))
-            out["noise_law"] = {**out["noise_law"], "scale": None}
-        out["estimates_withheld"] = withhold
-        return out
+    def redacted(self, *, include_estimates: bool = False) -> MIPCertificate:
+        """The certificate to publish: with an estimated sigma, its values and everything scaled by them
+        (``ESTIMATE_FIELDS``, the noise law's scale) are statistics of the private data that no budget
+        covers, so they are None (``estimates_withheld``) unless ``include_estimates``; with an a-priori
+        sigma (public) nothing is withheld."""
+        if not self.estimated or include_estimates:
+            return self
+        return replace(
+            self,
+            **dict.fromkeys(ESTIMATE_FIELDS),
+            noise_law={**self.noise_law, "scale": None},
+            estimates_withheld=True,
+        )
 
 
 def _rms(x: np.ndarray) -> float:

@@ -29,11 +29,14 @@ Two ways to use ``fit(X, y)`` (``train_on=``):
   bound on the spread of ``A`` over halves of ``D``.
 
 The certificate (``certificate_``) says which case applies (``exact``), how sigma was obtained, and the
-noise per coordinate.
+noise per coordinate. An estimated sigma, and the noise scaled by it, are statistics of the private data:
+:meth:`MIPNoise.release` is the copy to publish, without them (and without the fits on halves and the
+secret half).
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -286,6 +289,23 @@ class MIPNoise(MetaEstimatorMixin, BaseEstimator):
         if hasattr(est, "n_features_in_"):
             self.n_features_in_ = est.n_features_in_
         return self
+
+    def release(self, *, include_estimates: bool = False) -> MIPNoise:
+        """A copy to publish (save, hand over): the noisy model and its certificate, nothing else.
+
+        Left out: the fits on halves (``half_outputs_``, ``half_masks_``, noise-free models of the data), the
+        secret half (``train_indices_``, whose knowledge undoes the guarantee of ``train_on="half"``) and,
+        with an estimated sigma, the noise law and the certificate's estimates
+        (:meth:`MIPCertificate.redacted`), statistics of the private data; ``include_estimates`` keeps the
+        last two. ``predict`` and ``predict_proba`` work on the copy.
+        """
+        out = copy.copy(self)
+        for name in ("half_outputs_", "half_masks_", "train_indices_"):
+            out.__dict__.pop(name, None)
+        out.certificate_ = self.certificate_.redacted(include_estimates=include_estimates)
+        if out.certificate_.estimates_withheld:
+            out.__dict__.pop("noise_", None)
+        return out
 
     @available_if(_estimator_has("predict"))
     def predict(self, X: Any) -> np.ndarray:
