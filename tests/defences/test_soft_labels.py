@@ -204,3 +204,25 @@ def test_bad_fit_input(medium):
         OptimallySoftLabels(n_splits=2).fit(X[y == 0], y[y == 0])
     with pytest.raises(MipkitValueError, match="'a' parameter"):
         LabelSmoothing(a=1.5)
+
+
+@pytest.mark.parametrize("rare", [1, 2])
+def test_a_class_missing_from_an_inner_half_is_refused_in_one_line(medium, rare):
+    """A class absent from an inner half gets a leave-out logit wherever L-BFGS stopped; refused."""
+    X, y = medium
+    y = y.copy()
+    y[y == 2] = 1
+    y[:rare] = 2  # a rare class: one sample is always in one half only; two share a half half the time
+
+    def rare_in_one_half(seed):  # the first split of the defence's plan cuts this permutation in two
+        half_a = check_random_state(seed).permutation(y.size)[: y.size // 2]
+        inside = np.isin(np.arange(rare), half_a)
+        return inside.all() or not inside.any()
+
+    seed = next(s for s in range(50) if rare_in_one_half(s))
+    est = OptimallySoftLabels("logistic", alpha=1.0, n_splits=4, random_state=seed)
+    with pytest.raises(MipkitValueError, match="leaves class index 2") as err:
+        est.fit(X, y)
+    assert "\n" not in str(err.value)
+    with pytest.raises(MipkitValueError, match="leaves class index 2"):
+        est.leave_out_statistics(X, y)

@@ -56,6 +56,7 @@ def test_protect_json_certificate_and_saved_model(table, tmp_path, capsys):
                 "--out",
                 str(out),
                 "--json",
+                "--include-estimates",
             ),
         ]
     )

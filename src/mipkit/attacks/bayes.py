@@ -7,8 +7,10 @@ with ``X`` drawn from a known noise law ``K``. For a target ``x*`` the posterior
     P(x* in D_train | theta_hat) = mean_{H in D_in} K(theta_hat - A(H))
                                    / (mean_{H in D_in} K(...) + mean_{H in D_out} K(...))
 
-(``|D_in| = |D_out|`` when ``k = n/2``, so the prior is 1/2), and the optimal attacker guesses "member"
-iff it is ``>= 1/2``. Its accuracy is ``1/2 + TV(P_in, P_out)/2``.
+(``|D_in| = |D_out|`` when ``k = n/2``, so the prior is 1/2; an odd pool's prior ``p = k/n`` multiplies the
+"in" mean by ``p`` and the "out" mean by ``1 - p``), and the optimal attacker guesses "member" iff it is
+``>= 1/2``. Its accuracy is ``1/2 + TV(P_in, P_out)/2`` for an even pool, at most ``max(p, 1 - p) + eta``
+under eta-MIP for any pool.
 
 The sums run over all ``C(n, k)`` halves when that is small (:func:`mipkit.game.splits.all_halves`;
 ``n = 12`` gives 924), which makes the posterior exact; otherwise over a Monte Carlo pool of random halves
@@ -105,17 +107,25 @@ def membership_posterior(
     *,
     targets: np.ndarray | list[int],
 ) -> np.ndarray:
-    """``P(x*_t in D_train | theta_hat)`` for each release and target (prior 1/2), shape ``(m, n_targets)``.
+    """``P(x*_t in D_train | theta_hat)`` for each release and target, shape ``(m, n_targets)``.
 
-    ``1 / (1 + exp(log_out - log_in))`` (Izzo et al. 2024, eq. (4)); if both likelihoods are zero the
-    posterior is the prior 1/2.
+    ``1 / (1 + (1 - p)/p * exp(log_out - log_in))`` with the game's prior ``p = k/n`` (the halves' size over
+    the pool's; Izzo et al. 2024, eq. (4), which has ``p = 1/2``); if both likelihoods are zero the posterior
+    is the prior.
     """
     log_in, log_out = membership_log_likelihoods(released, outputs, halves, noise, targets=targets)
-    diff = log_out - log_in
+    p = _prior(halves)
+    diff = log_out - log_in + math.log((1.0 - p) / p)
     both_zero = np.isneginf(log_in) & np.isneginf(log_out)
     with np.errstate(over="ignore", invalid="ignore"):
-        post = 1.0 / (1.0 + np.exp(np.where(both_zero, 0.0, diff)))
+        post = 1.0 / (1.0 + np.exp(np.where(both_zero, math.log((1.0 - p) / p), diff)))
     return post
+
+
+def _prior(halves: np.ndarray) -> float:
+    """``k / n``: the share of the pool in a half (every half of a game has the same size)."""
+    halves = np.asarray(halves, dtype=bool)
+    return float(halves[0].sum()) / halves.shape[1]
 
 
 def optimal_accuracy_1d(
@@ -127,12 +137,12 @@ def optimal_accuracy_1d(
     n_grid: int = 40_001,
     width: float = 40.0,
 ) -> float:
-    """Optimal attack accuracy ``1/2 + TV(P_in, P_out)/2`` for a scalar release, by numerical integration.
+    """Optimal attack accuracy ``int max(p p_in, (1 - p) p_out)`` for a scalar release, by numerical
+    integration: ``1/2 + TV(P_in, P_out)/2`` when the prior ``p = k/n`` is 1/2 (an even pool).
 
     ``P_in`` / ``P_out`` are the mixtures ``mean_{H contains t} K(. - A(H))`` and the same without ``t``
-    (exact when ``outputs``/``halves`` hold all halves). ``TV = (1/2) int |p_in - p_out|``, integrated with
-    the trapezoid rule on a grid of ``n_grid`` points spanning the outputs plus ``width`` noise standard
-    deviations on each side.
+    (exact when ``outputs``/``halves`` hold all halves), integrated with the trapezoid rule on a grid of
+    ``n_grid`` points spanning the outputs plus ``width`` noise standard deviations on each side.
     """
     outputs, halves = check_pool(outputs, halves, "optimal_accuracy_1d")
     if outputs.shape[1] != 1:
@@ -158,8 +168,8 @@ def optimal_accuracy_1d(
         return dens / values.size
 
     p_in, p_out = mixture(outputs[member, 0]), mixture(outputs[~member, 0])
-    tv = 0.5 * np.trapezoid(np.abs(p_in - p_out), grid)
-    return float(0.5 + 0.5 * tv)
+    p = _prior(halves)
+    return float(0.5 + 0.5 * np.trapezoid(np.abs(p * p_in - (1.0 - p) * p_out), grid))
 
 
 def most_exposed_targets(

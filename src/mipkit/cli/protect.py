@@ -1,7 +1,9 @@
 """``mipkit protect`` (MIP noise on model parameters) and ``mipkit audit-noise`` (the optimal attack).
 
 ``protect`` trains the model on the table, adds noise calibrated to MIP ``eta`` (:class:`MIPNoise`), saves
-the noisy model with joblib and prints the certificate. ``audit-noise`` plays the MIP game against the same
+the noisy model with joblib (:meth:`MIPNoise.release`: no fits on halves, no secret half) and prints the
+certificate, its premises first; an estimated sigma and the noise values scaled by it, statistics of the
+private data, only with ``--include-estimates``. ``audit-noise`` plays the MIP game against the same
 mechanism on the table (the table is the pool ``D``; each round releases a model trained on a random half)
 with the Bayes-optimal attacker (:func:`mipkit.workflows.audit_noise.audit_noise`), and prints the
 measured accuracy with its interval next to ``1/2 + eta``. Both release models trained on the table, so a
@@ -125,6 +127,14 @@ def _noise_settings(
     }
 
 
+WITHHELD = "withheld: estimated from the private data (--include-estimates shows them)"
+
+
+def _bound_name(p: float) -> str:
+    """How the accuracy bound reads: ``1/2 + eta``, or with an odd pool's prior ``p = k/n``."""
+    return "1/2 + eta" if p == 0.5 else f"max(k/n, 1 - k/n) + eta (k/n = {p:.4g}, an odd pool)"
+
+
 def _certificate_table(cert: dict, title: str):
     import numpy as np
     from rich.table import Table
@@ -132,17 +142,30 @@ def _certificate_table(cert: dict, title: str):
     table = Table(title=title, title_justify="left")
     table.add_column("Field", style="bold")
     table.add_column("Value")
-    std = np.asarray(cert["noise_std"])
-    sig = np.asarray(cert["sigma"])
     rows = [
-        ("eta (accuracy bound)", f"{cert['eta']:g} ({0.5 + cert['eta']:.4g})"),
+        ("exact guarantee", "yes" if cert["exact"] else "no (estimated sigma / published sampler)"),
+        ("eta (accuracy bound)", f"{cert['eta']:g} ({cert['accuracy_bound']:.4g})"),
         ("calibration", cert["calibration"]),
         ("noise added", cert["released_with"]),
-        ("exact guarantee", "yes" if cert["exact"] else "no (estimated sigma / published sampler)"),
-        ("sigma", f"{cert['sigma_source']}; per coordinate {sig.min():.4g} .. {sig.max():.4g}"),
-        ("sigma_1 (norm level)", f"{cert['sigma_1']:.4g}"),
-        ("noise scale", f"{cert['noise_scale']:.4g}"),
-        ("noise std per coordinate", f"{std.min():.4g} .. {std.max():.4g} (rms {cert['noise_std_rms']:.4g})"),
+    ]
+    if cert["estimates_withheld"]:
+        rows += [
+            ("sigma", f"{cert['sigma_source']}"),
+            ("sigma and noise values", WITHHELD),
+        ]
+    else:
+        std = np.asarray(cert["noise_std"])
+        sig = np.asarray(cert["sigma"])
+        rows += [
+            ("sigma", f"{cert['sigma_source']}; per coordinate {sig.min():.4g} .. {sig.max():.4g}"),
+            ("sigma_1 (norm level)", f"{cert['sigma_1']:.4g}"),
+            ("noise scale", f"{cert['noise_scale']:.4g}"),
+            (
+                "noise std per coordinate",
+                f"{std.min():.4g} .. {std.max():.4g} (rms {cert['noise_std_rms']:.4g})",
+            ),
+        ]
+    rows += [
         ("parameters released", str(cert["dim"])),
         ("seed", str(cert["seed"])),
         ("noise source", cert["noise_source"]),
@@ -185,6 +208,12 @@ def protect(
     domain: DomainOption = None,
     out: Path = typer.Option(..., "--out", help="Where to save the noisy model (joblib)."),
     json_output: bool = typer.Option(False, "--json", help="Print the certificate as one JSON object."),
+    include_estimates: bool = typer.Option(
+        False,
+        "--include-estimates",
+        help="Also print and save the estimated sigma and noise values: statistics of the private data "
+        "that no budget covers (withheld by default).",
+    ),
     allow_model: AllowModelOption = None,
 ) -> None:
     """Protect: train a model and add noise to its parameters so that it is eta-MIP."""
@@ -216,8 +245,9 @@ def protect(
     ctx, advance = _progress(n_estimates if sigma is None else 0, quiet=False)
     with ctx:
         wrapper.fit(ds.X, ds.y, progress=advance)
-    atomic_write(out, lambda f: joblib.dump(wrapper, f))  # the previous model stays whole until replaced
-    cert = wrapper.certificate_.to_dict()
+    published = wrapper.release(include_estimates=include_estimates)  # no fits, no secret half
+    atomic_write(out, lambda f: joblib.dump(published, f))  # the previous model stays whole until replaced
+    cert = published.certificate_.to_dict()
     if json_output:
         payload = {**cert, "model": model, "out": str(out), "domain": domain_used}
         typer.echo(json.dumps(payload, allow_nan=False))
@@ -225,8 +255,8 @@ def protect(
     from rich.console import Console
 
     console = Console()
+    console.print("- " + cert["guarantee"], highlight=False)  # its premises first
     console.print(_certificate_table(cert, f"MIP certificate: {model}"))
-    console.print("- " + cert["guarantee"], highlight=False)
     console.print(_domain_line(domain_used), highlight=False)
     if noise_seed is not None:
         console.print(f"- Noise {cert['noise_source']} (--noise-seed).", highlight=False)
@@ -336,7 +366,8 @@ def audit_noise(
     )
     console.print(
         f"- Measured accuracy {game['accuracy']:.4f} (95% CI {game['ci'][0]:.4f} - {game['ci'][1]:.4f}) is "
-        f"{verdict} the bound 1/2 + eta = {game['accuracy_bound']:.4f}; posterior: {game['posterior']}.",
+        f"{verdict} the bound {_bound_name(game['membership_probability'])} = {game['accuracy_bound']:.4f}; "
+        f"posterior: {game['posterior']}.",
         highlight=False,
     )
     lo, hi = intervals["accuracy_ci"]
@@ -344,7 +375,7 @@ def audit_noise(
         f"- Allowing for guesses that share a release or a target (cluster bootstrap over releases and "
         f"targets, "
         f"design effect {intervals['design_effect']:.2f}): 95% CI {lo:.4f} - {hi:.4f}, "
-        f"{intervals['verdict']} 1/2 + eta"
+        f"{intervals['verdict']} {_bound_name(game['membership_probability'])}"
         + ("" if intervals["certificate_exact"] else " (an approximate certificate: sigma was estimated)")
         + ". The Clopper-Pearson interval above treats every guess as independent and is too narrow.",
         highlight=False,

@@ -129,6 +129,22 @@ def split_halves(n: int, permutations: np.ndarray) -> list[np.ndarray]:
     return out
 
 
+def _check_halves_hold_every_class(Y: np.ndarray, halves: list[np.ndarray]) -> None:
+    """Refuse an inner half that lacks a class of the training set: a model that never saw the class gives it
+    a leave-out logit wherever its optimiser stopped (about -14 for L-BFGS, unstable from split to split),
+    which would push that sample's soft target hard and unflagged."""
+    present = (Y == 1.0).any(axis=0)
+    for h, half in enumerate(halves):
+        missing = np.flatnonzero(present & ~(Y[half] == 1.0).any(axis=0))
+        if missing.size:
+            counts = (Y[:, missing] == 1.0).sum(axis=0)
+            raise MipkitValueError(
+                f"Optimally soft labels: inner split {h // 2 + 1} leaves class index {int(missing[0])} "
+                f"({int(counts[0])} training sample(s)) out of one half, so its leave-out logits would be "
+                "arbitrary; give every class at least a few samples per half (merge or drop rare classes)."
+            )
+
+
 def leave_out_logits(
     inner: Any,
     X: np.ndarray,
@@ -151,6 +167,7 @@ def leave_out_logits(
     for m, rows in enumerate(subsets):
         halves = split_halves(rows.size, permutations[m])
         halves_of.append(halves)
+        _check_halves_hold_every_class(Y[rows], halves)
         for h, half in enumerate(halves):
             rows_all.append(rows[half])
             seeds_all.append(int(inner_seeds[m][h]))

@@ -16,6 +16,7 @@ from mipkit.game.splits import (
     all_halves,
     balanced_membership,
     independent_halves,
+    membership_probability,
     random_half,
     random_halves,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "balanced_membership",
     "independent_halves",
     "is_trainer",
+    "membership_probability",
     "mip_game",
     "predict_full_proba",
     "random_half",

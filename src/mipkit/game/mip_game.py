@@ -62,9 +62,11 @@ class MIPGameResult:
     trials : tuple of int
         Releases per target.
     eta_bound : float or None
-        The certified eta of the release, if any: the accuracy bound is ``1/2 + eta_bound``.
+        The certified eta of the release, if any: the accuracy bound is ``max(p, 1 - p) + eta_bound``.
     posterior : str
         ``"exact"`` (all halves) or ``"monte-carlo (H halves)"``.
+    membership_probability : float
+        ``p = k/n``, the chance that a record is in a half of the game pool (1/2 for an even pool).
     per_target : tuple of EtaEstimate
         One estimate per target (derived from ``correct`` and ``trials``).
     """
@@ -74,6 +76,7 @@ class MIPGameResult:
     trials: tuple[int, ...]
     eta_bound: float | None = None
     posterior: str = "exact"
+    membership_probability: float = 0.5
     per_target: tuple[EtaEstimate, ...] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -95,9 +98,11 @@ class MIPGameResult:
         return self.overall.accuracy.interval(confidence)
 
     def to_dict(self, confidence: float = 0.95) -> dict:
-        """JSON-ready summary: pooled and per-target accuracy with intervals, next to ``1/2 + eta_bound``."""
+        """JSON-ready summary: pooled and per-target accuracy with intervals, next to the accuracy bound
+        ``max(p, 1 - p) + eta_bound``."""
         lo, hi = self.accuracy_interval(confidence)
-        bound = None if self.eta_bound is None else 0.5 + self.eta_bound
+        p = self.membership_probability
+        bound = None if self.eta_bound is None else max(p, 1.0 - p) + self.eta_bound
         per = []
         for t, est in zip(self.targets, self.per_target, strict=True):
             plo, phi = est.accuracy.interval(confidence)
@@ -116,6 +121,7 @@ class MIPGameResult:
             "confidence": confidence,
             "accuracy_bound": bound,
             "eta_bound": self.eta_bound,
+            "membership_probability": p,
             "within_bound": None if bound is None else bool(lo <= bound),
             "upper_ci_within_bound": None if bound is None else bool(hi <= bound),
             "correct": self.overall.correct,
@@ -213,4 +219,5 @@ def mip_game(
         trials=tuple(n_releases for _ in targets),
         eta_bound=eta_bound,
         posterior=label,
+        membership_probability=float(halves[0].sum()) / halves.shape[1],
     )

@@ -30,6 +30,7 @@ __all__ = [
     "all_halves",
     "balanced_membership",
     "independent_halves",
+    "membership_probability",
     "random_half",
     "random_halves",
 ]
@@ -84,6 +85,17 @@ def _check_half_size(n_records: int, k: int | None, owner: str) -> tuple[int, in
             f"Got {k} instead."
         )
     return n_records, k
+
+
+def membership_probability(n_records: int, k: int | None = None) -> float:
+    """``P(a given record is in D_train) = k / n`` when ``D_train`` is a uniform size-``k`` subset (default
+    ``k = n // 2``): 1/2 for an even pool, ``(n - 1) / (2n)`` for an odd one (docs/theory.md section 1).
+
+    The MIP bound is ``max(k/n, 1 - k/n) + eta`` (Izzo et al., Def. 1): on an odd pool always guessing
+    "out" is right ``1 - k/n > 1/2`` of the time, whatever the release.
+    """
+    n_records, k = _check_half_size(n_records, k, "membership_probability")
+    return k / n_records
 
 
 def random_halves(

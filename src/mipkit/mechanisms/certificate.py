@@ -9,7 +9,7 @@ rests on estimated sigma.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,15 @@ from mipkit.mechanisms.mip_calibration import CALIBRATIONS, MIPParams, calibrate
 from mipkit.mechanisms.noise_samplers import NoiseLaw
 from mipkit.mechanisms.spread import estimate_spread
 
-__all__ = ["CalibratedNoise", "MIPCertificate", "certify_noise", "guarantee_text", "seed_of"]
+__all__ = [
+    "ESTIMATE_FIELDS",
+    "CalibratedNoise",
+    "MIPCertificate",
+    "accuracy_bound",
+    "certify_noise",
+    "guarantee_text",
+    "seed_of",
+]
 
 
 @dataclass(frozen=True)
@@ -65,6 +73,16 @@ class MIPCertificate:
     noise_source : str
         Where the noise (and a secret half) came from: ``"os-entropy"``, the premise of the guarantee, or
         ``"seeded: ..."`` (an explicit noise seed: not private against anyone who holds it).
+    membership_probability : float
+        ``p = k/n``, the game's probability that a given record of the pool is in the released half: 1/2
+        for an even pool, ``(n - 1)/(2n)`` for an odd one with ``train_on="half"`` (1/2 with ``"all"``,
+        whose pool holds twice the rows passed).
+    accuracy_bound : float
+        What the guarantee bounds every attacker's accuracy by: ``max(p, 1 - p) + eta`` (docs/theory.md
+        sections 1 and 2b; ``1/2 + eta`` when ``p = 1/2``).
+    estimates_withheld : bool
+        True in a copy for publication (:meth:`redacted`) whose ``ESTIMATE_FIELDS`` and noise scale are None:
+        with an estimated sigma they are statistics of the private data.
     """
 
     eta: float
@@ -85,10 +103,36 @@ class MIPCertificate:
     noise_law: dict = field(default_factory=dict)
     dp_alternatives: list[dict] | None = None
     noise_source: str = OS_ENTROPY
+    membership_probability: float = 0.5
+    accuracy_bound: float | None = None
+    estimates_withheld: bool = False
+
+    def __post_init__(self) -> None:
+        if self.accuracy_bound is None:
+            object.__setattr__(self, "accuracy_bound", accuracy_bound(self.eta, self.membership_probability))
+
+    @property
+    def estimated(self) -> bool:
+        """True when sigma was estimated from the data (its values are then statistics of the data)."""
+        return self.sigma_source != "a-priori"
 
     def to_dict(self) -> dict:
         """All fields as a JSON-ready dict (:func:`dataclasses.asdict`)."""
         return asdict(self)
+
+    def redacted(self, *, include_estimates: bool = False) -> MIPCertificate:
+        """The certificate to publish: with an estimated sigma, its values and everything scaled by them
+        (``ESTIMATE_FIELDS``, the noise law's scale) are statistics of the private data that no budget
+        covers, so they are None (``estimates_withheld``) unless ``include_estimates``; with an a-priori
+        sigma (public) nothing is withheld."""
+        if not self.estimated or include_estimates:
+            return self
+        return replace(
+            self,
+            **dict.fromkeys(ESTIMATE_FIELDS),
+            noise_law={**self.noise_law, "scale": None},
+            estimates_withheld=True,
+        )
 
 
 def _rms(x: np.ndarray) -> float:
@@ -96,39 +140,79 @@ def _rms(x: np.ndarray) -> float:
     return float(np.sqrt(np.mean(np.square(x))))
 
 
-def guarantee_text(eta: float, exact: bool, train_on: str, released_with: str, sigma_source: str) -> str:
-    """The certificate's statement in words: DP noise, exact MIP, or approximate MIP (estimated sigma).
+ESTIMATE_FIELDS = ("sigma", "sigma_1", "noise_scale", "noise_std", "noise_std_rms")
+"""Certificate fields that are statistics of the data when sigma was estimated (withheld by default)."""
 
-    The accuracy bound is ``1/2 + eta`` (Izzo et al., TMLR 2024, Def. 1); ``train_on`` says which pool the
-    guarantee refers to (the data passed, or a pool of which it is a random half).
+
+def accuracy_bound(eta: float, membership_probability: float = 0.5) -> float:
+    """``max(p, 1 - p) + eta``: the accuracy an eta-MIP release allows when a record is in with probability
+    ``p`` (Izzo et al., TMLR 2024, Def. 1; docs/theory.md sections 1 and 2b)."""
+    p = float(membership_probability)
+    return max(p, 1.0 - p) + float(eta)
+
+
+def _bound_words(eta: float, p: float) -> str:
+    """``"0.55"`` for a balanced game; the prior spelled out for an unbalanced one."""
+    acc = accuracy_bound(eta, p)
+    if p == 0.5:
+        return f"{acc:.4g}"
+    return (
+        f"{acc:.4g} = max(p, 1 - p) + eta, p = {p:.4g} the chance that a record is in the half (an odd "
+        f"pool: always guessing 'out' is right {max(p, 1 - p):.4g} of the time)"
+    )
+
+
+def guarantee_text(
+    eta: float,
+    exact: bool,
+    train_on: str,
+    released_with: str,
+    sigma_source: str,
+    membership_probability: float = 0.5,
+) -> str:
+    """The certificate's statement in words, its data-dependent premises first.
+
+    DP noise, exact MIP (a-priori sigma) or approximate MIP: an estimated sigma is a statistic of the private
+    data, so the sentence opens with that (and, for ``train_on="all"``, with the fits on the training data
+    itself, which make the calibration depend on the released half: a heuristic). The accuracy bound is
+    ``max(p, 1 - p) + eta`` with ``p = membership_probability`` (Izzo et al., TMLR 2024, Def. 1).
     """
-    acc = 0.5 + eta
+    p = float(membership_probability)
+    acc = _bound_words(eta, p)
     if released_with not in CALIBRATIONS:
         return (
             f"DP noise ({released_with}): for every pool D and every record, no attacker guesses membership "
-            f"in the released half with accuracy above {acc:.4g} (DP implies MIP), provided the sensitivity "
+            f"in the released half with accuracy above {acc} (DP implies MIP), provided the sensitivity "
             "bound holds."
         )
     who = (
         "the pool D = the data passed to fit (released model trained on a random half of it)"
         if train_on == "half"
-        else "a pool D of which the data passed to fit is a uniformly random half"
+        else "a pool D of twice the rows, of which the data passed to fit is a uniformly random half"
     )
     if exact:
         return (
             f"Exact: eta-MIP with eta = {eta:g} w.r.t. {who}, given that sigma bounds the spread of the "
-            f"output over random halves of D: attack accuracy <= {acc:.4g}."
+            f"output over random halves of D: attack accuracy <= {acc}."
         )
+    if sigma_source == "a-priori":  # izzo2024's sampler in d > 1
+        premise = "Approximate, because of the published sampler"
+    else:
+        premise = (
+            f"Approximate, because sigma was estimated from the private data ({sigma_source}), not known a "
+            "priori: the guarantee holds only if that estimate bounds the true spread"
+        )
+        if train_on == "all":
+            premise += (
+                ", and the fits ran on the training data itself, so the calibration depends on the released "
+                "half (a heuristic; an a-priori sigma or train_on='half' removes this premise)"
+            )
     if released_with == "izzo2024":
         return (
-            f"Approximate: Cor. 10 of Izzo et al. as published (Laplace radius, {sigma_source}); its proof "
-            "assumes an exp-norm density, which the Laplace radius gives only for d = 1. Target accuracy "
-            f"<= {acc:.4g} w.r.t. {who}."
+            f"{premise}. Cor. 10 of Izzo et al. as published: its proof assumes an exp-norm density, which "
+            f"the Laplace radius gives only for d = 1. Target accuracy <= {acc} w.r.t. {who}."
         )
-    return (
-        f"Approximate: eta-MIP with eta = {eta:g} w.r.t. {who} holds if the estimated sigma "
-        f"({sigma_source}) bounds the true spread; target accuracy <= {acc:.4g}."
-    )
+    return f"{premise}. Then eta-MIP with eta = {eta:g} w.r.t. {who}: attack accuracy <= {acc}."
 
 
 @dataclass(frozen=True)
@@ -170,6 +254,7 @@ def certify_noise(
     random_state: RandomState,
     owner: str = "MIPNoise",
     noise_source: str = OS_ENTROPY,
+    membership_probability: float = 0.5,
 ) -> CalibratedNoise:
     """From an a-priori sigma or fitted outputs to a noise law and its certificate.
 
@@ -199,6 +284,9 @@ def certify_noise(
         The caller, named in errors.
     noise_source : str
         Where the added noise comes from (recorded in the certificate).
+    membership_probability : float
+        The game's ``P(record in the released half)`` (:func:`mipkit.game.splits.membership_probability`);
+        the certified accuracy is ``max(p, 1 - p) + eta``.
 
     Returns
     -------
@@ -254,9 +342,10 @@ def certify_noise(
         n_fits=int(n_fits),
         train_on=train_on,
         dim=int(dim),
-        guarantee=guarantee_text(eta, bool(exact), train_on, released_with, source),
+        guarantee=guarantee_text(eta, bool(exact), train_on, released_with, source, membership_probability),
         noise_law=noise.to_dict(),
         dp_alternatives=alternatives,
         noise_source=noise_source,
+        membership_probability=float(membership_probability),
     )
     return CalibratedNoise(noise, cert)

@@ -3,9 +3,11 @@
 What the guarantee covers (docs/theory.md sections 1-2; Izzo et al., TMLR 2024, Def. 1). Membership
 inference privacy is a property of a release *with respect to a pool* ``D`` of ``n`` candidate records: the
 released ``theta_hat = A(D_train) + X`` is eta-MIP if no attacker who knows ``D``, the algorithm ``A`` and
-the noise law can tell whether a given record of ``D`` is in the uniformly random half ``D_train`` with
-accuracy above ``1/2 + eta``. The noise is calibrated to ``sigma``, the spread of ``A(D_train)`` over
-random halves of ``D``; the calibration must be a function of ``D`` alone (not of which half was used).
+the noise law can tell whether a given record of ``D`` is in the uniformly random half ``D_train`` (``n // 2``
+records) with accuracy above ``max(p, 1 - p) + eta``, ``p = (n // 2) / n`` (1/2 + eta for an even pool; an
+odd pool's bound includes the ``1 - p > 1/2`` that always guessing "out" achieves). The noise is
+calibrated to ``sigma``, the spread of ``A(D_train)`` over random halves of ``D``; the calibration must be a
+function of ``D`` alone (not of which half was used).
 
 The pieces: the calibrations ``"mipkit-gaussian"`` (default), ``"mipkit-laplace"`` (Theorem A) and
 ``"izzo2024"`` (Cor. 10 as published) in :mod:`mipkit.mechanisms.mip_calibration`; fits on random halves
@@ -27,11 +29,14 @@ Two ways to use ``fit(X, y)`` (``train_on=``):
   bound on the spread of ``A`` over halves of ``D``.
 
 The certificate (``certificate_``) says which case applies (``exact``), how sigma was obtained, and the
-noise per coordinate.
+noise per coordinate. An estimated sigma, and the noise scaled by it, are statistics of the private data:
+:meth:`MIPNoise.release` is the copy to publish, without them (and without the fits on halves and the
+secret half).
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,7 +48,7 @@ from sklearn.utils.metaestimators import available_if
 
 from mipkit._random import RandomState, check_noise_seed, noise_generator, noise_source, spawn_seeds
 from mipkit._validation import MipkitValueError
-from mipkit.game.splits import random_half, random_halves
+from mipkit.game.splits import membership_probability, random_half, random_halves
 from mipkit.game.trainers import trainer_class
 from mipkit.mechanisms.certificate import MIPCertificate, certify_noise, seed_of
 from mipkit.mechanisms.mip_calibration import MIP_PARAMETERS, MIPParams, check_mip_params
@@ -82,6 +87,12 @@ def load_estimator(import_path: str, params: dict | None = None) -> BaseEstimato
             f"The model {import_path!r} is not a scikit-learn style estimator (needs fit and get_params)."
         )
     return est
+
+
+def _prior(n: int, train_on: str) -> float:
+    """The game's ``P(record in D_train)``: ``(n // 2) / n`` on the pool passed (``"half"``), 1/2 on the
+    pool of ``2n`` rows that ``"all"`` refers to."""
+    return membership_probability(n) if train_on == "half" else 0.5
 
 
 def _estimator_has(attr: str):
@@ -261,6 +272,7 @@ class MIPNoise(MetaEstimatorMixin, BaseEstimator):
             random_state=seed_boot,
             owner="MIPNoise",
             noise_source=noise_source(self.noise_seed),
+            membership_probability=_prior(n, p.train_on),
         )
         released = theta + cal.noise.sample(1, random_state=secret)[0]
         set_parameters(est, attrs, released, shapes)
@@ -277,6 +289,23 @@ class MIPNoise(MetaEstimatorMixin, BaseEstimator):
         if hasattr(est, "n_features_in_"):
             self.n_features_in_ = est.n_features_in_
         return self
+
+    def release(self, *, include_estimates: bool = False) -> MIPNoise:
+        """A copy to publish (save, hand over): the noisy model and its certificate, nothing else.
+
+        Left out: the fits on halves (``half_outputs_``, ``half_masks_``, noise-free models of the data), the
+        secret half (``train_indices_``, whose knowledge undoes the guarantee of ``train_on="half"``) and,
+        with an estimated sigma, the noise law and the certificate's estimates
+        (:meth:`MIPCertificate.redacted`), statistics of the private data; ``include_estimates`` keeps the
+        last two. ``predict`` and ``predict_proba`` work on the copy.
+        """
+        out = copy.copy(self)
+        for name in ("half_outputs_", "half_masks_", "train_indices_"):
+            out.__dict__.pop(name, None)
+        out.certificate_ = self.certificate_.redacted(include_estimates=include_estimates)
+        if out.certificate_.estimates_withheld:
+            out.__dict__.pop("noise_", None)
+        return out
 
     @available_if(_estimator_has("predict"))
     def predict(self, X: Any) -> np.ndarray:
@@ -390,6 +419,7 @@ def mip_release(
         random_state=seed_boot,
         owner=owner,
         noise_source=noise_source(noise_seed),
+        membership_probability=_prior(n, p.train_on),
     )
     value = theta + cal.noise.sample(1, random_state=secret)[0]
     return MIPRelease(value=value, certificate=cal.certificate, noise=cal.noise)

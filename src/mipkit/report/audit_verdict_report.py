@@ -69,8 +69,16 @@ def verdict_sentence(results: dict) -> str | None:
 
 
 def certificate_sentences(cert: dict) -> list[str]:
-    """What a certificate allows, its premise and whether it is exact (docs/theory.md sections 1 and 3)."""
+    """What a certificate allows, its premise and whether it is exact (docs/theory.md sections 1 and 3); an
+    estimated sigma, a premise that depends on the private data, comes first."""
     eta = float(cert["eta"])
+    first = []
+    source = str(cert.get("sigma_source") or "")
+    if cert.get("exact") is False and source.startswith("estimated"):  # the data-dependent premise first
+        first.append(
+            f"The certificate is approximate because sigma was estimated from the private data ({source}), "
+            "not known a priori: it holds only if that estimate bounds the true spread."
+        )
     out = [
         f"The trainer is certified eta <= {eta:.3g} ({cert.get('source', '')}): no attacker is right more "
         f"than {100 * (0.5 + eta):.1f}% of the time on a balanced guess. Eta alone still allows "
@@ -83,7 +91,7 @@ def certificate_sentences(cert: dict) -> list[str]:
         out.append(f"Premise of the certificate: {cert['premise']}.")
     if cert.get("exactness"):
         out.append(f"The certificate is {cert['exactness']}.")
-    return out
+    return first + out
 
 
 def verdict_section(results: dict) -> Section | None:

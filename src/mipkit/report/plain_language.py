@@ -206,10 +206,15 @@ def demo_eta_meaning_sentence(eta: float, *, exact: bool) -> str:
     ``eta`` bounds a balanced guess's accuracy by ``1/2 + eta`` but any attack's TPR only by
     ``FPR + 2 eta``: a fraction ``2 eta`` of the members may be found with no false alarm.
     """
-    kind = "exact" if exact else "approximate (sigma was estimated, not known)"
+    first = (
+        ""
+        if exact
+        else "This certificate is approximate because sigma was estimated from the private data, not known. "
+    )
+    kind = "exact" if exact else "approximate"
     return (
-        f"What 'certified eta <= {eta:g}' allows: an attacker guessing membership of a record is right at "
-        f"most {100 * (0.5 + eta):.0f}% of the time, yet eta alone still lets it find up to "
+        f"{first}What 'certified eta <= {eta:g}' allows: an attacker guessing membership of a record is "
+        f"right at most {100 * (0.5 + eta):.0f}% of the time, yet eta alone still lets it find up to "
         f"{100 * min(1.0, 2 * eta):.0f}% of the members with zero false alarms (TPR <= FPR + 2 eta). The "
         f"premise is that the model is trained on a random half of the pool; this certificate is {kind}."
     )

@@ -6,7 +6,7 @@ halves of ``D`` (all from :func:`mipkit.game.splits.random_halves`, through
 is calibrated from them exactly as :class:`~mipkit.mechanisms.MIPNoise` does; then each round releases a
 model trained on a fresh random half with fresh noise, and the Bayes posterior
 (:func:`mipkit.attacks.bayes.membership_posterior`, Prop. 2) guesses membership of the targets. The measured
-accuracy is set next to the bound ``1/2 + eta``.
+accuracy is set next to the bound ``max(k/n, 1 - k/n) + eta`` (``1/2 + eta`` for an even pool).
 
 Intervals (docs/theory.md section 11): the guesses of one round share its release (one half, one noise
 draw), and the guesses about one target share that target, so the (release, target) trials are dependent and
@@ -151,13 +151,14 @@ def audit_noise(
     Returns
     -------
     result : MIPGameResult
-        Accuracy with a Clopper-Pearson interval, per target and pooled, next to ``1/2 + eta``.
+        Accuracy with a Clopper-Pearson interval, per target and pooled, next to the certificate's bound
+        ``max(k/n, 1 - k/n) + eta`` (``1/2 + eta`` for an even pool).
     certificate : MIPCertificate
         The certificate of the mechanism that was attacked.
     intervals : dict
-        :func:`noise_intervals` of the guesses, plus ``bound`` (``1/2 + eta``), ``certificate_exact`` and
-        ``verdict``: ``"above the bound"`` when the interval's lower end exceeds ``1/2 + eta`` (a finding;
-        expected only for an approximate certificate), else ``"within the bound"``.
+        :func:`noise_intervals` of the guesses, plus ``bound`` (the certificate's ``accuracy_bound``),
+        ``certificate_exact`` and ``verdict``: ``"above the bound"`` when the interval's lower end exceeds
+        it (a finding; expected only for an approximate certificate), else ``"within the bound"``.
     """
     owner = "audit_noise"
     params = check_mip_params(
@@ -186,6 +187,7 @@ def audit_noise(
         random_state=seed_boot,
         owner=owner,
         noise_source=noise_source(seed_of(random_state)),  # the game's noise: a measurement, seeded
+        membership_probability=float(ref_halves[0].sum()) / ref_halves.shape[1],
     )
     if targets is None:
         targets = most_exposed_targets(ref_outputs, ref_halves, cal.noise.weights, n_targets)
@@ -219,7 +221,7 @@ def audit_noise(
     seed = seed_of(random_state)
     boot_rng = np.random.default_rng(None if seed is None else np.random.SeedSequence([seed, 0xB007]))
     intervals = noise_intervals(correct, confidence=0.95, n_boot=n_boot, random_state=boot_rng)
-    bound = 0.5 + params.eta
+    bound = cal.certificate.accuracy_bound  # max(k/n, 1 - k/n) + eta
     intervals["bound"] = bound
     intervals["certificate_exact"] = bool(cal.certificate.exact)
     intervals["verdict"] = "above the bound" if intervals["accuracy_ci"][0] > bound else "within the bound"

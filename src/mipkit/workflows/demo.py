@@ -97,6 +97,7 @@ class ProtectedLogisticRegression(ClassifierMixin, BaseEstimator):
     def fit(self, X, y):
         from sklearn.linear_model import LogisticRegression
 
+        from mipkit.mechanisms.certificate import guarantee_text
         from mipkit.mechanisms.mip_noise import MIPNoise
 
         inner = LogisticRegression(C=self.C, max_iter=5000, random_state=self.random_state)
@@ -109,7 +110,9 @@ class ProtectedLogisticRegression(ClassifierMixin, BaseEstimator):
         if self.sigma_estimated and sigma is not None:
             import dataclasses
 
-            cert = dataclasses.replace(cert, exact=False, sigma_source="estimated once from fits on halves")
+            source = "estimated once from fits on halves"
+            guarantee = guarantee_text(cert.eta, False, cert.train_on, cert.released_with, source)
+            cert = dataclasses.replace(cert, exact=False, sigma_source=source, guarantee=guarantee)
         self.certificate_ = cert
         self.classes_ = self.mip_.classes_
         return self
