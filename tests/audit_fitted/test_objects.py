@@ -83,13 +83,18 @@ def test_ridge_regressor_through_its_squared_error():
     df = _table(regression=True, seed=2)
     members, non_members = df.iloc[:30], df.iloc[30:90]
     ridge = Ridge(alpha=1e-3).fit(members.drop(columns="target"), members["target"])
-    result = audit_fitted(ridge, members, non_members, target="target", n_boot=200)
+    result = audit_fitted(ridge, members, non_members, target="target", n_boot=200, n_reference=0)
     audited = pd.concat([members, non_members])
     err = (audited["target"] - ridge.predict(audited.drop(columns="target"))) ** 2
     member = np.r_[np.ones(30), np.zeros(60)]
     assert result.summaries["loss"].auc == pytest.approx(roc_auc_score(member, -err), abs=1e-12)
     assert result.trainer["kind"] == "regressor"
     assert set(result.skipped) == {"lira-online", "lira-offline", "rmia-online", "rmia-offline"}
+    # by default, reference models (copies of the regressor on random halves of the audited records) run
+    # every attack
+    full = audit_fitted(ridge, members, non_members, target="target", n_boot=200, n_jobs=1)
+    assert not full.skipped and full.setup["n_reference_models"] == 16
+    assert full.summaries["loss"].auc == result.summaries["loss"].auc
 
 
 @pytest.fixture

@@ -195,7 +195,7 @@ BOUNDS = [
             "population.csv",
         ],
         ["--out", "prev"],
-        {"--reference-models": ["1", "-1", "ten", "100000000"]},
+        {"--reference-models": ["0", "1", "-1", "ten", "100000000"]},
     ),
     (
         ["audit-scores", "--predictions", "predictions.csv"],
@@ -307,3 +307,50 @@ def test_every_command_with_numeric_flags_is_covered():
 
     no_number = {"report", "domain"}
     assert {head[0] for head, _, _ in BOUNDS} == set(cli.COMMANDS) - no_number
+
+
+# -- flags that name a column, or a value of one: a column the table lacks, or one that cannot serve
+FITTED_TABLES = [
+    "audit-fitted", "--model-file", "model.skops", "--members", "members.csv", "--non-members",
+    "non_members.csv", "--target", "label",
+]  # fmt: skip
+SCORES = ["audit-scores", "--predictions", "predictions.csv"]
+
+#: (command line without the flag, the rest of it) -> {flag: values it must refuse}.
+COLUMN_FLAGS = [
+    (
+        FITTED_TABLES,
+        ["--out", "prev"],
+        {
+            "--id-column": ["nope", "a", "label"],  # absent, a feature of the model, the target
+            "--slice-by": ["nope", "a,nope"],
+        },
+    ),
+    (
+        SCORES,
+        ["--out", "prev"],
+        {
+            "--id-column": ["nope", "label"],  # absent, repeated values
+            "--label-column": ["nope"],
+            "--member-column": ["nope", "p_1"],  # absent, not 0/1
+            "--member-value": ["yes"],  # no row holds it
+            "--score-column": ["nope", "id"],  # absent, not a number
+            "--proba-columns": ["nope", "p_1", "p_1,p_1", "0=p_0,1=nope"],
+            "--slice-by": ["nope"],
+        },
+    ),
+    (SCORES, ["--score-column", "p_1", "--out", "prev"], {"--positive-class": ["7"]}),
+    (SCORES, ["--score-column", "p_1", "--out", "prev"], {"--proba-columns": ["p_0,p_1"]}),  # both
+]
+
+NAME_CASES = [
+    (f"{head[0]} {flag} {value}", [*head, flag, value, *tail])
+    for head, tail, flags in COLUMN_FLAGS
+    for flag, values in flags.items()
+    for value in values
+]
+
+
+@pytest.mark.parametrize("args", as_params(NAME_CASES))
+def test_a_column_flag_naming_a_wrong_column_is_refused_before_the_computation(refused, args):
+    refused(args)

@@ -12,7 +12,15 @@ from typing import Annotated, Any
 
 import typer
 
-from mipkit.cli.audit_scores import AttacksOption, attack_names, checked_measurement, finish, measurement
+from mipkit.cli.audit_scores import (
+    AttacksOption,
+    IdColumnOption,
+    SliceByOption,
+    attack_names,
+    checked_measurement,
+    finish,
+    measurement,
+)
 from mipkit.cli.options import (
     AddressOption,
     JsonOption,
@@ -24,15 +32,22 @@ from mipkit.cli.options import (
     with_options,
 )
 
+DEFAULT_N_REFERENCE = 16
+"""``--reference-models``' default: :data:`mipkit.workflows.audit_fitted.DEFAULT_N_REFERENCE` (the command
+line imports no workflow module when it starts)."""
+
 # -- this command's own flags (the shared ones are in mipkit.cli.options) --
 FLAGS = flag_table(
     """
 --model-file        The fitted model: .skops, or a pickle/joblib file.
---members           CSV/Parquet of the records the model was trained on.
+--members           CSV/Parquet of the records the model was trained on (raw columns: a Pipeline encodes its
+                    own; columns the model was not fitted on are ignored and listed).
 --non-members       CSV/Parquet of records it was not trained on (holdout or population).
 --target            Label column (a numeric target for a regressor).
---reference-models  Reference models for LiRA/RMIA, trained like the model (needs --population).
---population        CSV/Parquet of other records of the population, to train reference models.
+--reference-models  Copies of the model retrained for LiRA/RMIA (0: LOSS only; else >= 2), each on a
+                    random half of the audited records, or with --population on as many records as the
+                    members from the population and audited records.
+--population        CSV/Parquet of other records of the population, added to the reference models' pool.
 --trust-pickle      Load a pickle/joblib model file (it runs the file's code).
 --trusted-type      A type of a .skops file to trust beyond skops' defaults (repeatable).
 --backend           local (joblib) or ray, for the reference fits.
@@ -82,8 +97,10 @@ def register(app: typer.Typer) -> None:
         members: Annotated[str, FLAGS["--members"]] = ...,
         non_members: Annotated[str, FLAGS["--non-members"]] = ...,
         target: Annotated[str, FLAGS["--target"]] = ...,
-        reference_models: Annotated[int, FLAGS["--reference-models"]] = 0,
+        reference_models: Annotated[int, FLAGS["--reference-models"]] = DEFAULT_N_REFERENCE,
         population: Annotated[str | None, FLAGS["--population"]] = None,
+        id_column: IdColumnOption = None,
+        slice_by: SliceByOption = None,
         trust_pickle: Annotated[bool, FLAGS["--trust-pickle"]] = False,
         trusted_type: Annotated[list[str] | None, FLAGS["--trusted-type"]] = None,
         attacks: AttacksOption = "loss,lira,rmia",
@@ -97,11 +114,11 @@ def register(app: typer.Typer) -> None:
         quiet: QuietOption = False,
         no_report: NoReportOption = False,
     ) -> None:
-        """Audit a fitted model: its outputs on members vs non-members (LOSS; LiRA/RMIA with references)."""
+        """Audit a fitted model: its outputs on members vs non-members (LOSS, LiRA and RMIA)."""
         from mipkit._runfolder import lock_run_folder
         from mipkit._validation import MipkitValueError, check_choice
         from mipkit.cli._progress import FitProgress, fits_label
-        from mipkit.cli.options import check_count, check_n_jobs, check_out_folder
+        from mipkit.cli.options import check_count, check_n_jobs, check_out_folder, comma_names
         from mipkit.data.io import read_table
         from mipkit.workflows.audit_fitted import audit_fitted as run
         from mipkit.workflows.audit_fitted import check_no_overlap
@@ -114,12 +131,12 @@ def register(app: typer.Typer) -> None:
         check_count("--reference-models", reference_models, kind="models", minimum=0)
         if reference_models == 1:
             raise MipkitValueError("--reference-models must be 0 (none) or at least 2. Got 1.")
-        if reference_models and population is None:
-            raise MipkitValueError("--reference-models needs --population (the records they are trained on).")
+        if population is not None and not reference_models:
+            raise MipkitValueError("--population trains reference models; --reference-models 0 trains none.")
         run_dir = check_out_folder(out)
         model = load_model(model_file, trust_pickle, trusted_type)
         tables = [read_table(p) for p in (members, non_members)]
-        pop = read_table(population) if population is not None and reference_models else None
+        pop = read_table(population) if population is not None else None
         check_no_overlap(*tables)  # refused before the run folder is made
         label = fits_label(backend, n_jobs, address)
         with FitProgress(label, enabled=not (quiet or as_json)) as progress, lock_run_folder(run_dir):
@@ -130,6 +147,8 @@ def register(app: typer.Typer) -> None:
                 target=target,
                 population=pop,
                 n_reference=reference_models,
+                id_column=id_column,
+                slice_by=comma_names(slice_by) if slice_by else (),
                 random_state=seed,
                 attacks=attack_names(attacks),
                 out_dir=run_dir,

@@ -30,6 +30,22 @@ from mipkit.cli.options import (
 
 # flags shared with ``mipkit audit-fitted``
 AttacksOption = Annotated[str, typer.Option("--attacks", help="Comma-separated subset of loss, lira, rmia.")]
+IdColumnOption = Annotated[
+    str | None,
+    typer.Option(
+        "--id-column",
+        help="Column of unique record ids (never a feature): names the records in scores.parquet, the most "
+        "exposed records and the report.",
+    ),
+]
+SliceByOption = Annotated[
+    str | None,
+    typer.Option(
+        "--slice-by",
+        help="Comma-separated columns whose subgroups get AUC, TPR@FPR and eta with intervals (rare values "
+        "pooled); the true class is always sliced.",
+    ),
+]
 
 
 def print_fitted(results: dict, run_dir: Path) -> None:
@@ -40,8 +56,21 @@ def print_fitted(results: dict, run_dir: Path) -> None:
     typer.echo(f"Question answered: {q.get('answered')}.")
     for name, why in (results.get("skipped") or {}).items():
         typer.echo(f"Not run: {name}: {why}.")
+    ignored = (results.get("design") or {}).get("columns_ignored")
+    if ignored:
+        typer.echo(f"Columns the model does not read (ignored): {', '.join(map(str, ignored))}.")
     util = results.get("utility") or {}
     print_human({**results, "utility": util if "accuracy_nonmembers" in util else {}}, run_dir)
+    rec = results.get("records") or {}
+    top = rec.get("most_exposed") or []
+    if top:
+        key = rec.get("id_field") or "record"
+        n = (results.get("design") or {}).get("n_records")
+        names = ", ".join(f"{r.get(key)} (rank {r.get('rank')})" for r in top[:5])
+        typer.echo(
+            f"Most exposed members ({rec.get('most_exposed_attack')}; rank of the score among {n} records, "
+            f"1 = most member-like): {names}; all in scores.parquet."
+        )
 
 
 def fitted_json(results: dict, run_dir: Path) -> dict:
@@ -123,8 +152,37 @@ def register(app: typer.Typer) -> None:
             ...,
             "--predictions",
             help="CSV/Parquet, one row per record: id, label, member (0/1), then p_<class> columns, "
-            "logit_<class> columns or loss; optional ref<k>_... reference-model outputs and ref<k>_member.",
+            "logit_<class> columns or loss; optional ref<k>_... reference-model outputs and ref<k>_member. "
+            "Other names: the --...-column flags.",
         ),
+        id_column: IdColumnOption = "id",
+        label_column: str = typer.Option("label", "--label-column", help="Column of the true class."),
+        member_column: str = typer.Option(
+            "member", "--member-column", help="Column saying whether the record was a training record."
+        ),
+        member_value: str = typer.Option(
+            None,
+            "--member-value",
+            help="The members' value of --member-column (e.g. yes; its one other value marks the "
+            "non-members). Default: 1 and 0.",
+        ),
+        score_column: str = typer.Option(
+            None,
+            "--score-column",
+            help="One score per record: the probability of the positive class of a binary model.",
+        ),
+        positive_class: str = typer.Option(
+            None,
+            "--positive-class",
+            help="The label the --score-column is the probability of (default: 1, true or yes).",
+        ),
+        proba_columns: str = typer.Option(
+            None,
+            "--proba-columns",
+            help="Comma-separated probability columns, one per class: class=column, or a column whose name "
+            "ends with its class.",
+        ),
+        slice_by: SliceByOption = None,
         out: RunFolderOption = "runs/audit-scores",
         attacks: AttacksOption = "loss,lira,rmia",
         seed: SeedOption = 0,
@@ -134,12 +192,26 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Audit a model from a predictions file: labels, membership and outputs in, metrics out."""
         from mipkit._runfolder import lock_run_folder
-        from mipkit.cli.options import check_out_folder
-        from mipkit.workflows.audit_scores_file import audit_predictions_file, read_predictions
+        from mipkit.cli.options import check_out_folder, comma_names
+        from mipkit.workflows.audit_scores_file import (
+            PredictionColumns,
+            audit_predictions_file,
+            read_predictions,
+        )
 
         kw = checked_measurement(measure, seed, attacks, "audit-scores")
+        columns = PredictionColumns(
+            id=id_column or "id",
+            label=label_column,
+            member=member_column,
+            member_value=member_value,
+            score=score_column,
+            positive_class=positive_class,
+            proba=comma_names(proba_columns) if proba_columns else (),
+            slice_by=comma_names(slice_by) if slice_by else (),
+        )
         run_dir = check_out_folder(out)
-        table = read_predictions(predictions)  # bad input is refused before the run folder is made
+        table = read_predictions(predictions, columns)  # bad input is refused before the run folder is made
         with lock_run_folder(run_dir):
             result = audit_predictions_file(
                 table,

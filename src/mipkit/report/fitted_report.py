@@ -37,6 +37,21 @@ def _question_section(results: dict) -> Section:
     return Section("What this audit answers", text, [pd.DataFrame(rows, columns=["setting", "value"])])
 
 
+def _most_exposed_section(results: dict) -> Section | None:
+    rec = results.get("records") or {}
+    top = rec.get("most_exposed") or []
+    if not top:
+        return None
+    text = [
+        "The training records (members) the strongest attack ranks highest: those an attacker would name "
+        f"first. rank: {rec.get('rank', '')}; score: the attack's score (higher = more member-like); "
+        "flagged: at or above the attack's threshold of FPR 1%; record: position among the audited records; "
+        f"row: {rec.get('row', '')}. The full table is scores.parquet."
+    ]
+    title = f"Most exposed records ({rec.get('most_exposed_attack')})"
+    return Section(title, text, [pd.DataFrame(top)])
+
+
 def build(run_dir: str | Path) -> tuple[str, list[str], list[Section]]:
     """``(title, summary, sections)`` of an ``audit-fitted`` run folder (``REPORT_BUILDERS``)."""
     results, scores = read_run(Path(run_dir))
@@ -55,5 +70,11 @@ def build(run_dir: str | Path) -> tuple[str, list[str], list[Section]]:
     sections = audit_sections({**results, "notes": []}, scores)
     if sections and sections[0].title == "Attacks":
         sections[0] = replace(sections[0], text=[ATTACKS_TEXT, *(results.get("notes") or [])])
+    exposed = _most_exposed_section(results)
+    sections = [
+        exposed if s.title.startswith("Most exposed records") else s
+        for s in sections
+        if exposed is not None or not s.title.startswith("Most exposed records")
+    ]
     box = verdict_section(results)
     return title, summary, ([box] if box else []) + [_question_section(results), *sections]

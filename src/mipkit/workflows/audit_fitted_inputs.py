@@ -121,7 +121,8 @@ def check_model(model: Any) -> str:
 
 def check_features(X: pd.DataFrame, what: str, model: Any = None, target: str | None = None) -> None:
     """Refuse features the model cannot score: missing values, infinities, words among numbers, and (with
-    ``model``) columns it was fitted on that ``X`` lacks or a ``target`` that is one of them."""
+    ``model``) columns it was fitted on that ``X`` lacks or a ``target`` that is one of them. With ``model``
+    fitted on named columns, only those columns are checked (the others are ignored)."""
     from mipkit.data.io import check_not_mostly_numeric
 
     names = getattr(model, "feature_names_in_", None)
@@ -137,6 +138,7 @@ def check_features(X: pd.DataFrame, what: str, model: Any = None, target: str | 
             raise MipkitValueError(
                 f"The {what} lack the column(s) {', '.join(map(repr, lacking[:8]))} the model was fitted on."
             )
+        X = X[names]  # the other columns are ignored
     missing = [str(c) for c in X.columns if X[c].isna().any()]
     if missing:
         raise MipkitValueError(

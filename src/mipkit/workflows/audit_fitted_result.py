@@ -13,8 +13,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from mipkit._runfolder import atomic_write, staged_writes
 from mipkit.report.results import to_jsonable, write_json_atomic, write_results
+from mipkit.workflows.audit_fitted_records import (
+    MOST_EXPOSED,
+    RANK_MEANING,
+    ROW_MEANING,
+    most_exposed_members,
+    record_id_field,
+)
 from mipkit.workflows.audit_result import (
     CONFIG_FILE,
     FITTED_MODEL,
@@ -84,6 +93,25 @@ class FittedAuditResult(AuditResult):
             "notes": list(FITTED_NOTES),
         }
         return {**head, **{k: v for k, v in out.items() if k not in ("notes", "question")}, **rest}
+
+    def most_exposed(self, k: int = MOST_EXPOSED) -> pd.DataFrame:
+        """The ``k`` members ranked highest by the strongest attack: their rank among all audited records,
+        ``record``, ``row``, the id and the score (:func:`~mipkit.workflows.audit_fitted_records.
+        most_exposed_members`)."""
+        field_ = record_id_field(self.id_column)
+        return most_exposed_members(self.scores, self.strongest_attack, k, id_field=field_)
+
+    def records_block(self) -> dict:
+        """``results.json``'s ``records``: how the per-record table names records, and the most exposed."""
+        return {
+            "id_column": self.id_column,
+            "id_field": record_id_field(self.id_column),
+            "row_field": "row",
+            "row": ROW_MEANING,
+            "rank": RANK_MEANING,
+            "most_exposed_attack": self.strongest_attack,
+            "most_exposed": self.most_exposed().to_dict(orient="records"),
+        }
 
     def _headline(self) -> str:
         model = str(self.trainer.get("import_path", "model"))

@@ -26,7 +26,7 @@ records of one model), simultaneous over the attacks (docs/theory.md section 11)
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +40,8 @@ from mipkit.engine.ledger import hash_array
 from mipkit.metrics.attack_summary import summarize_attack
 from mipkit.metrics.roc import DEFAULT_BASE_RATES, DEFAULT_FPRS
 from mipkit.workflows.audit_config import AuditConfig, check_measurement
+from mipkit.workflows.audit_fitted_records import FittedRecords, fitted_slices, scores_table
 from mipkit.workflows.audit_fitted_result import FITTED_MODEL, RECORD_BOOTSTRAP_METHOD, FittedAuditResult
-from mipkit.workflows.audit_result import vulnerability_table
 from mipkit.workflows.audit_verdict import check_policy, headline_statistics, provenance, verdict
 
 __all__ = ["MIN_REFERENCE_MODELS", "PROBA_TOLERANCE", "ModelOutputs", "audit_predictions", "loss_to_proba"]
@@ -50,8 +50,7 @@ PROBA_TOLERANCE = 1e-3
 """Largest accepted ``|sum_c p_c - 1|`` of a row of class probabilities (rounding in a CSV file)."""
 MIN_REFERENCE_MODELS = 2
 """LiRA fits a Gaussian per record to the reference models' confidences: at least two are needed."""
-EVAL_STREAM, BOOT_STREAM = 0xE7A1, 0xB007
-_RESULT_FIELDS = {f.name for f in fields(FittedAuditResult)}
+EVAL_STREAM, BOOT_STREAM, SLICES_STREAM = 0xE7A1, 0xB007, 0x51CE
 
 
 @dataclass(frozen=True)
@@ -227,6 +226,8 @@ def audit_predictions(
     *,
     reference: Sequence[ModelOutputs] = (),
     ids: Any = None,
+    records: FittedRecords | None = None,
+    label_name: str = "label",
     classes: Sequence[Any] | None = None,
     attacks: Sequence[str] = ("loss", "lira", "rmia"),
     fprs: tuple[float, ...] = DEFAULT_FPRS,
@@ -255,7 +256,12 @@ def audit_predictions(
     reference : sequence of ModelOutputs
         Reference models' outputs of the same kind, each with its ``member`` (default: all OUT).
     ids : array of shape (n,), optional
-        Record ids, carried into the per-record table ``scores``.
+        Record ids (an ``id`` column), carried into the per-record table ``scores``.
+    records : FittedRecords, optional
+        Who the records are (rows, ids and the id column's name) and their ``slice_by`` values
+        (:mod:`mipkit.workflows.audit_fitted_records`); replaces ``ids``.
+    label_name : str
+        The name of the true class in the subgroup table (the target column).
     classes : sequence, optional
         Class names of the columns (for the report).
     attacks : names of :data:`mipkit.attacks.registry.ATTACKS`
@@ -332,10 +338,23 @@ def audit_predictions(
     )
     stats["method"] = RECORD_BOOTSTRAP_METHOD
     names = np.asarray([str(c) for c in classes]) if classes is not None else np.arange(target.shape[1])
-    table = vulnerability_table(scores, summaries, mem[None, :], y, names)
-    table.insert(1, "member", mem.astype(int))
-    if ids is not None:
-        table.insert(0, "id", np.asarray(ids))
+    if records is None:
+        records = FittedRecords(np.arange(n), *((np.asarray(ids), "id") if ids is not None else ()))
+    if np.shape(records.rows) != (n,) or (records.ids is not None and np.shape(records.ids) != (n,)):
+        raise MipkitValueError(f"The records' rows and ids must have one entry per record ({n}).")
+    table = scores_table(scores, summaries, mem, records)
+    slices = fitted_slices(
+        scores,
+        summaries,
+        mem,
+        records,
+        true_class=None if kind == "loss" else names[y],
+        label_name=label_name,
+        fprs=tuple(float(f) for f in fprs),
+        confidence=confidence,
+        n_boot=n_boot,
+        random_state=np.random.default_rng(np.random.SeedSequence([int(seed), SLICES_STREAM])),
+    )
     info = {"import_path": "fitted model", "params": {}, **dict(model_info or {})}
     info.setdefault("fingerprint", hash_array(target)[:16])
     digest = hash_array(np.concatenate([probs.ravel(), in_mask.ravel(), y.astype(float)]))
@@ -389,7 +408,8 @@ def audit_predictions(
         provenance=provenance(digest, info),
         question=FITTED_MODEL,
         skipped=skipped,
-        **({"id_column": "id"} if ids is not None and "id_column" in _RESULT_FIELDS else {}),
+        slices=slices,
+        id_column=records.id_column,
         settings={
             "attacks": list(requested),
             "fprs": list(config.fprs),

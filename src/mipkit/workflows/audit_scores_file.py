@@ -1,6 +1,7 @@
 """The predictions file of ``mipkit audit-scores``: one row per audited record, written by any framework.
 
-Columns (names are case-sensitive; other columns are ignored):
+Columns (names are case-sensitive; other columns are ignored; :class:`PredictionColumns` renames them, so a
+vendor's file is read as it is):
 
 * ``id``: the record's id, unique and non-missing;
 * ``label``: its true class, matching a ``<class>`` of the output columns (optional with ``loss``);
@@ -11,6 +12,11 @@ Columns (names are case-sensitive; other columns are ignored):
 * optional reference models ``k = 0, 1, ...`` trained by the same procedure: ``ref<k>_p_<class>``,
   ``ref<k>_logit_<class>`` or ``ref<k>_loss`` (the same kind and classes as the audited model) and
   ``ref<k>_member`` (1 if the record was in reference model k's training data; absent = 0 on every row).
+
+A vendor's file may instead give the audited model's output as one score of the positive class of a binary
+model (``score``: a probability in [0, 1]) or as probability columns named freely (``proba``), and the
+membership as a column of words (``member_value`` names the members' value, say ``yes``); reference
+columns are then not read.
 
 :func:`read_predictions` checks all of this and returns the arrays; :func:`audit_predictions_file` audits
 them with :func:`mipkit.workflows.audit_scores.audit_predictions`.
@@ -27,14 +33,49 @@ import numpy as np
 import pandas as pd
 
 from mipkit._validation import MipkitValueError
+from mipkit.workflows.audit_fitted_records import FittedRecords
 from mipkit.workflows.audit_fitted_result import FittedAuditResult
 from mipkit.workflows.audit_scores import ModelOutputs, audit_predictions
 
-__all__ = ["PredictionsTable", "audit_predictions_file", "read_predictions"]
+__all__ = ["PredictionColumns", "PredictionsTable", "audit_predictions_file", "read_predictions"]
 
 _KINDS = {"p": "proba", "logit": "logits"}
 _OUTPUT = re.compile(r"^(?:ref(?P<ref>\d+)_)?(?:(?P<kind>p|logit)_(?P<cls>.+)|(?P<loss>loss))$")
 _REF_MEMBER = re.compile(r"^ref(\d+)_member$")
+
+
+_BINARY_PAIRS = (("0", "1"), ("false", "true"), ("no", "yes"), ("n", "y"), ("negative", "positive"))
+
+
+@dataclass(frozen=True)
+class PredictionColumns:
+    """Which columns of a predictions file hold what (defaults: mipkit's own names).
+
+    Attributes
+    ----------
+    id, label, member : str
+        The record's id, its true class and its membership.
+    member_value : str, optional
+        The members' value of the ``member`` column (its other value marks the non-members); default 0/1.
+    score : str, optional
+        One score per record: the probability of the positive class of a binary model.
+    positive_class : str, optional
+        The label value ``score`` is the probability of (default: ``1``, ``true`` or ``yes`` when the labels
+        are such a pair).
+    proba : tuple of str, optional
+        Probability columns, one per class: ``class=column``, or a column whose name ends with its class.
+    slice_by : tuple of str
+        Columns whose subgroups are measured (the true class always is).
+    """
+
+    id: str = "id"
+    label: str = "label"
+    member: str = "member"
+    member_value: str | None = None
+    score: str | None = None
+    positive_class: str | None = None
+    proba: tuple[str, ...] = ()
+    slice_by: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -47,6 +88,8 @@ class PredictionsTable:
     outputs: ModelOutputs
     reference: list[ModelOutputs] = field(default_factory=list)
     classes: list[str] = field(default_factory=list)
+    records: FittedRecords | None = None
+    label_name: str = "label"
 
 
 def _check_values(df: pd.DataFrame, cols: list[str], what: str) -> np.ndarray:
@@ -61,6 +104,30 @@ def _check_values(df: pd.DataFrame, cols: list[str], what: str) -> np.ndarray:
     return vals
 
 
+def _member_words(df: pd.DataFrame, col: str, value: str) -> np.ndarray:
+    """Members where ``col`` holds ``value`` (as text), non-members where it holds its one other value."""
+    column = df[col]
+    if column.isna().any():
+        row = int(np.flatnonzero(column.isna().to_numpy())[0])
+        raise MipkitValueError(f"The predictions file's {col!r} column has a missing value (row {row + 1}).")
+    text = column.map(_text).to_numpy(dtype=object)
+    kinds = sorted(set(text), key=str)
+    if value not in kinds or len(kinds) != 2:
+        shown = ", ".join(map(repr, kinds[:5])) + (" ..." if len(kinds) > 5 else "")
+        raise MipkitValueError(
+            f"The predictions file's {col!r} column must hold {value!r} for members and one other value for "
+            f"non-members; it holds {shown}."
+        )
+    return text == value
+
+
+def _text(v: Any) -> str:
+    """A cell as text, integral floats without their ``.0`` (``1.0`` -> ``"1"``)."""
+    if isinstance(v, (float, np.floating)) and float(v).is_integer():
+        return str(int(v))
+    return str(v).strip()
+
+
 def _member(df: pd.DataFrame, col: str) -> np.ndarray:
     vals = pd.to_numeric(df[col], errors="coerce").to_numpy(dtype=float)
     bad = np.flatnonzero(~np.isin(vals, (0.0, 1.0)))
@@ -72,17 +139,17 @@ def _member(df: pd.DataFrame, col: str) -> np.ndarray:
     return vals == 1.0
 
 
-def _ids(df: pd.DataFrame) -> np.ndarray:
-    ids = df["id"]
+def _ids(df: pd.DataFrame, col: str = "id") -> np.ndarray:
+    ids = df[col]
     if ids.isna().any():
         raise MipkitValueError(
-            f"The predictions file's 'id' column has {int(ids.isna().sum())} missing value(s) (first at row "
-            f"{int(np.flatnonzero(ids.isna().to_numpy())[0]) + 1}); every record needs an id."
+            f"The predictions file's {col!r} column has {int(ids.isna().sum())} missing value(s) (first at "
+            f"row {int(np.flatnonzero(ids.isna().to_numpy())[0]) + 1}); every record needs an id."
         )
     dup = ids[ids.duplicated(keep=False)]
     if not dup.empty:
         raise MipkitValueError(
-            f"The predictions file's 'id' column has duplicates ({dup.nunique()} id(s), e.g. "
+            f"The predictions file's {col!r} column has duplicates ({dup.nunique()} id(s), e.g. "
             f"{dup.iloc[0]!r}); ids must be unique."
         )
     return ids.to_numpy()
@@ -110,12 +177,21 @@ def _group_outputs(columns: list[str]) -> dict[str | None, dict[str, Any]]:
     return groups
 
 
-def _label_codes(df: pd.DataFrame, classes: list[str]) -> np.ndarray:
-    if "label" not in df.columns:
-        raise MipkitValueError("The predictions file has no 'label' column (the true class of each record).")
-    lab = df["label"]
+def _label_text(df: pd.DataFrame, col: str) -> np.ndarray:
+    if col not in df.columns:
+        raise MipkitValueError(f"The predictions file has no {col!r} column (the true class of each record).")
+    lab = df[col]
     if lab.isna().any():
-        raise MipkitValueError("The predictions file's 'label' column has missing values.")
+        raise MipkitValueError(f"The predictions file's {col!r} column has missing values.")
+    return lab.map(_text).to_numpy(dtype=object).astype(str)
+
+
+def _label_codes(df: pd.DataFrame, classes: list[str], col: str = "label") -> np.ndarray:
+    if col not in df.columns:
+        raise MipkitValueError(f"The predictions file has no {col!r} column (the true class of each record).")
+    lab = df[col]
+    if lab.isna().any():
+        raise MipkitValueError(f"The predictions file's {col!r} column has missing values.")
     if pd.api.types.is_float_dtype(lab) and np.all(np.mod(lab.to_numpy(), 1) == 0):
         lab = lab.astype(np.int64)
     text = lab.astype(str).to_numpy()
@@ -129,37 +205,66 @@ def _label_codes(df: pd.DataFrame, classes: list[str]) -> np.ndarray:
     return np.array([index[t] for t in text], dtype=np.int64)
 
 
-def read_predictions(source: str | Path | pd.DataFrame) -> PredictionsTable:
-    """Read and check a predictions table (a CSV/Parquet path or a DataFrame; see the module docstring).
+def read_predictions(
+    source: str | Path | pd.DataFrame, columns: PredictionColumns | None = None
+) -> PredictionsTable:
+    """Read and check a predictions table (a CSV/Parquet path or a DataFrame; see the module docstring), its
+    columns named by ``columns`` (default: mipkit's own names).
 
     Raises
     ------
     MipkitValueError
-        For a missing column, a missing or duplicate id, a member value other than 0/1, a missing or
-        non-finite output, probabilities outside [0, 1] or not summing to 1, labels without an output column,
-        or reference columns whose kind or classes differ from the audited model's.
+        For a missing column, a missing or duplicate id, a member value other than 0/1 (or than
+        ``member_value`` and one other), a missing or non-finite output, probabilities outside [0, 1] or not
+        summing to 1, labels without an output column, or reference columns whose kind or classes differ
+        from the audited model's.
     """
+    cols = columns or PredictionColumns()
+    if cols.score is not None and cols.proba:
+        raise MipkitValueError(
+            "Give the model's outputs as one score column or as probability columns, not both."
+        )
     if isinstance(source, pd.DataFrame):
         df = source.reset_index(drop=True)
     else:
         from mipkit.data.io import read_table
 
         df = read_table(source)
-    missing = [c for c in ("id", "member") if c not in df.columns]
+    missing = [c for c in (cols.id, cols.member) if c not in df.columns]
     if missing:
         raise MipkitValueError(
-            f"The predictions file lacks the column(s) {', '.join(missing)}; it needs id, label, member and "
-            "the model's outputs (p_<class> columns, logit_<class> columns or loss)."
+            f"The predictions file lacks the column(s) {', '.join(missing)}; it needs {cols.id}, "
+            f"{cols.label}, {cols.member} and the model's outputs (p_<class> columns, logit_<class> columns "
+            f"or loss). Its columns: {', '.join(map(str, df.columns[:12]))}."
+        )
+    slice_by = [c for c in dict.fromkeys(cols.slice_by) if c not in (cols.label, "label")]
+    absent = [c for c in slice_by if c not in df.columns]
+    if absent:
+        raise MipkitValueError(
+            f"The slice-by column(s) {', '.join(map(repr, absent))} are not columns of the predictions file."
         )
     if len(df) < 4:
         raise MipkitValueError(f"The predictions file has {len(df)} rows; an audit needs at least 4 records.")
-    ids = _ids(df)
-    member = _member(df, "member")
+    ids = _ids(df, cols.id)
+    if cols.member_value is not None:
+        member = _member_words(df, cols.member, str(cols.member_value).strip())
+    else:
+        member = _member(df, cols.member)
+    records = FittedRecords(
+        np.arange(len(df)),
+        ids,
+        cols.id,
+        {c: df[c].to_numpy() for c in slice_by},
+        dict.fromkeys(slice_by),
+    )
+    if cols.score is not None or cols.proba:
+        outputs, labels, classes = _named_outputs(df, cols)
+        return PredictionsTable(ids, labels, member, outputs, [], classes, records, cols.label)
     groups = _group_outputs([str(c) for c in df.columns])
     if None not in groups:
         raise MipkitValueError(
             "The predictions file has no output columns for the audited model: give p_<class> columns, "
-            "logit_<class> columns or a loss column."
+            "logit_<class> columns or a loss column (or name them: --score-column, --proba-columns)."
         )
     target = groups.pop(None)
     kind, classes = target["kind"], target["classes"]
@@ -169,7 +274,7 @@ def read_predictions(source: str | Path | pd.DataFrame) -> PredictionsTable:
         )
     vals = _check_values(df, target["columns"], kind)
     outputs = ModelOutputs(**{kind: vals[:, 0] if kind == "loss" else vals})
-    labels = _label_codes(df, classes) if kind != "loss" else np.zeros(len(df), dtype=np.int64)
+    labels = _label_codes(df, classes, cols.label) if kind != "loss" else np.zeros(len(df), dtype=np.int64)
     reference = []
     members = {m.group(1) for c in df.columns if (m := _REF_MEMBER.match(str(c)))}
     orphans = sorted(members - set(groups), key=int)
@@ -187,7 +292,88 @@ def read_predictions(source: str | Path | pd.DataFrame) -> PredictionsTable:
         rv = _check_values(df, g["columns"], kind)
         mem = _member(df, f"ref{key}_member") if key in members else None
         reference.append(ModelOutputs(**{kind: rv[:, 0] if kind == "loss" else rv}, member=mem))
-    return PredictionsTable(ids, labels, member, outputs, reference, list(classes))
+    return PredictionsTable(ids, labels, member, outputs, reference, list(classes), records, cols.label)
+
+
+def _named_outputs(df: pd.DataFrame, cols: PredictionColumns) -> tuple[ModelOutputs, np.ndarray, list[str]]:
+    """The outputs, label codes and classes of a file whose outputs are one score or named probability
+    columns."""
+    text = _label_text(df, cols.label)
+    values = sorted(set(text))
+    if cols.score is not None:
+        if cols.score not in df.columns:
+            raise MipkitValueError(f"The predictions file has no score column {cols.score!r}.")
+        score = _check_values(df, [cols.score], "score")[:, 0]
+        outside = np.flatnonzero((score < 0) | (score > 1))
+        if outside.size:
+            raise MipkitValueError(
+                f"The score column {cols.score!r} must hold the probability of the positive class, in "
+                f"[0, 1]; row {outside[0] + 1} has {score[outside[0]]:g}."
+            )
+        classes = _binary_classes(values, cols)
+        labels = (text == classes[1]).astype(np.int64)
+        return ModelOutputs(proba=np.column_stack([1.0 - score, score])), labels, classes
+    pairs = [_proba_pair(spec, values, df) for spec in cols.proba]
+    classes = [c for c, _ in pairs]
+    if len(set(classes)) != len(classes) or len(classes) < 2:
+        raise MipkitValueError(
+            f"--proba-columns must name one column per class, at least 2 (classes: {', '.join(classes)})."
+        )
+    vals = _check_values(df, [col for _, col in pairs], "proba")
+    unknown = sorted(set(values) - set(classes))
+    if unknown:
+        raise MipkitValueError(
+            f"The labels {', '.join(map(repr, unknown[:5]))} have no probability column; the classes of "
+            f"--proba-columns are {', '.join(map(repr, classes))}."
+        )
+    index = {c: i for i, c in enumerate(classes)}
+    return ModelOutputs(proba=vals), np.array([index[t] for t in text], dtype=np.int64), classes
+
+
+def _binary_classes(values: list[str], cols: PredictionColumns) -> list[str]:
+    """``[negative, positive]``: the positive class as given, or that of a known pair (0/1, no/yes, ...)."""
+    shown = ", ".join(map(repr, values[:5])) + (" ..." if len(values) > 5 else "")
+    if len(values) > 2:
+        raise MipkitValueError(
+            f"A score column is the output of a binary model, but the {cols.label!r} column holds "
+            f"{len(values)} values ({shown}); give --proba-columns instead."
+        )
+    if cols.positive_class is not None:
+        pos = str(cols.positive_class).strip()
+        others = [v for v in values if v != pos]
+        if len(others) > 1:
+            raise MipkitValueError(
+                f"The positive class {pos!r} is not a value of the {cols.label!r} column ({shown})."
+            )
+        return [others[0] if others else f"not {pos}", pos]
+    lower = {v.lower(): v for v in values}
+    for neg, pos in _BINARY_PAIRS:
+        if set(lower) <= {neg, pos}:
+            return [lower.get(neg, neg), lower.get(pos, pos)]
+    raise MipkitValueError(
+        f"Which label is the score the probability of? The {cols.label!r} column holds {shown}: give "
+        "--positive-class."
+    )
+
+
+def _proba_pair(spec: str, values: list[str], df: pd.DataFrame) -> tuple[str, str]:
+    """``(class, column)`` of one ``--proba-columns`` item: ``class=column``, or a column whose name ends
+    with one of the label values (the longest)."""
+    spec = str(spec).strip()
+    cls, sep, col = spec.partition("=")
+    if not sep:
+        col = spec
+        ends = sorted((v for v in values if col.endswith(v)), key=len, reverse=True)
+        if not ends:
+            raise MipkitValueError(
+                f"The probability column {col!r} does not end with a label value ({', '.join(values[:5])}); "
+                "write class=column."
+            )
+        cls = ends[0]
+    cls, col = cls.strip(), col.strip()
+    if col not in df.columns:
+        raise MipkitValueError(f"The predictions file has no probability column {col!r}.")
+    return cls, col
 
 
 def audit_predictions_file(
@@ -203,7 +389,8 @@ def audit_predictions_file(
         table.member,
         table.outputs,
         reference=table.reference,
-        ids=table.ids,
+        records=table.records,
+        label_name=table.label_name,
         classes=table.classes or None,
         model_info=info,
         design={**design, **kwargs.pop("design", {})},
