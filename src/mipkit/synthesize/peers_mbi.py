@@ -244,14 +244,9 @@ class _MarginalSynth:
         """``steps(n)`` for :meth:`_estimate` that reports ``progress(done, total)`` in optimisation steps."""
         if self.progress is None:
             return None
-        done = [0]
         self.progress(0, total)
-
-        def steps(n: int) -> None:
-            done[0] = min(done[0] + n, total)
-            self.progress(done[0], total)
-
-        return steps
+        blocks = itertools.count(1)  # each call is one more block of n steps
+        return lambda n: self.progress(min(next(blocks) * n, total), total)
 
     def sample(self, n_rows: int, *, random_state: int | None = None) -> pd.DataFrame:
         """``n_rows`` records from the fitted model (post-processing)."""
