@@ -140,6 +140,19 @@ def test_human_output(capsys):
     assert "(1, 1e-05)-DP" in " ".join(out.split())
 
 
+def test_human_output_starts_with_one_paragraph(capsys):
+    """The answer opens with one paragraph (noise, guarantee, premise) before any table."""
+    code = main(["calibrate", "--mechanism", "dpsgd", "--sample-rate", "0.01", "--steps", "100",
+                 "--target", "eta", "--value", "0.1"])  # fmt: skip
+    out, _ = capsys.readouterr()
+    assert code == 0
+    first, rest = out.split("\n\n", 1)
+    para = " ".join(first.split())
+    assert para.startswith("Use DP-SGD noise multiplier = ") and "Premise:" in para
+    assert "added to or removed from the data" in para and "membership game" in para
+    assert not any(ch in first for ch in "┃│━") and "Calibrated noise_multiplier" in rest
+
+
 @pytest.mark.parametrize(
     "args",
     [

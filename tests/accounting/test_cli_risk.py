@@ -134,21 +134,69 @@ def test_risk_dpsgd(capsys) -> None:
     assert res["epsilon"] - res["epsilon_lower"] <= 1e-3 * res["epsilon"]
 
 
-def test_risk_human_output(capsys) -> None:
+def _blocks(out: str) -> tuple[str, str]:
+    """The first printed block as one line of text, and the rest."""
+    first, rest = out.split("\n\n", 1)
+    return " ".join(first.split()), rest
+
+
+def test_risk_human_output_starts_with_one_paragraph(capsys) -> None:
+    """Release, headline, meaning and premise in one paragraph before any table; the two accuracies of
+    add/remove (1, 0)-DP (in or out: 1/2 + adv/2 = e/(1+e) = 73.1%; the fixed-size game: 1/2 + eta =
+    1 - e^-1/2 = 81.6%) are both given, with the reason they differ."""
     code = main(["risk", "--epsilon", "1"])
     out, _ = capsys.readouterr()
     assert code == 0
-    flat = " ".join(out.split())
-    # add/remove (1, 0)-DP: eta = (1 - e^-1) / 2 = 0.3161, accuracy 81.6%
-    assert "right at most 81.6% of the time (MIP eta = 0.3161)" in flat
-    assert "Premise: the guarantee holds for one person's record added to or removed from the data" in flat
-    assert flat.count("non-members may be wrongly flagged") == 3
-    assert flat.count("without this release") == 3
-    assert flat.count("of the people checked is in the data") == 4
-    assert "epsilon = 1 at delta = 0" in flat
-    assert "MIP eta" in out and "Advantage" in out
-    assert "Certified risk: pure_dp (epsilon=1; add_remove neighbours)" in flat
-    assert "replace_one" in out and "Lower" not in out  # the relation of every row; exact: one column
+    para, rest = _blocks(out)
+    assert not any(ch in para for ch in "┃│━") and "Certified risk" not in para
+    starts = [para.index(w) for w in ("Released:", "Headline risk:", "What it means:", "Premise:")]
+    assert starts[0] == 0 and starts == sorted(starts)
+    assert "epsilon = 1 differential privacy (pure DP)" in para
+    assert "added to or removed from the data" in para
+    assert "right at most 73.1% of the time, against 50% by guessing; at most 81.6% if it also knows" in para
+    assert "two changes, not one" in para
+    assert "finds at most 2.72% of the members" in para and "at most 27.2% of the time with it" in para
+    assert "Certified risk: pure_dp (epsilon=1; add_remove neighbours)" in " ".join(rest.split())
+    assert "MIP eta (accuracy 0.8161)" in rest and "Advantage" in rest
+    assert "replace_one" in rest and "Lower" not in rest  # the relation of every row; exact: one column
+
+
+def _table_rows(out: str) -> list[list[str]]:
+    return [[c.strip() for c in ln.split("│")[1:-1]] for ln in out.splitlines() if ln.startswith("│")]
+
+
+def test_risk_table_shows_each_figure_once(capsys) -> None:
+    """Pure DP's precision is flat in the recall: one row per skew, not one per recall; a success bound
+    at a baseline that is a reported FPR is that TPR (one row); the given epsilon is not echoed."""
+    code = main(["risk", "--epsilon", "1"])
+    out, _ = capsys.readouterr()
+    assert code == 0
+    rows = _table_rows(out)
+    precision = [r for r in rows if r[0].startswith("Precision")]
+    assert [r[0] for r in precision] == [
+        f"Precision, 1 in {n}, recall 0.01 to 0.5" for n in ("2", "11", "101", "1001")
+    ]
+    assert len({r[2] for r in precision}) == len(precision)
+    # e/(1+e) = 0.7311 at 1:1; pi e / (pi e + 1 - pi) at 1:10
+    assert precision[0][2] == "0.7311" and precision[1][2] == format(math.e / (math.e + 10), ".4g")
+    values = [(r[1], r[2]) for r in rows]
+    assert len(values) == len(set(values)), rows
+    assert not any(r[0].startswith("Epsilon") for r in rows)
+    assert "TPR at FPR 0.01 = success from 0.01" in [r[0] for r in rows]
+
+
+def test_risk_table_keeps_distinct_precisions(capsys) -> None:
+    """DP-SGD's precision falls with the recall: every recall keeps its row."""
+    args = ["--noise-multiplier", "1", "--sample-rate", "0.1", "--steps", "10", "--delta", "1e-5"]
+    code = main(["risk", *args])
+    out, _ = capsys.readouterr()
+    assert code == 0
+    para, rest = _blocks(out)
+    assert para.startswith("Released: a result computed under DP-SGD with noise multiplier 1, sampling rate")
+    assert "upper end of an interval" in para
+    labels = [r[0] for r in _table_rows(rest) if r[0]]
+    assert sum(lab.startswith("Precision") for lab in labels) == 12
+    assert any(lab.startswith("Epsilon at delta 1e-05") for lab in labels)
 
 
 def test_risk_human_title_shows_derived_parameters(capsys) -> None:
@@ -162,7 +210,7 @@ def test_risk_human_title_shows_derived_parameters(capsys) -> None:
 def test_risk_human_output_shows_the_lower_side_of_a_pld(capsys) -> None:
     code = main(["risk", "--noise-multiplier", "1", "--sample-rate", "0.1", "--steps", "10"])
     out, _ = capsys.readouterr()
-    assert code == 0 and "Lower" in out and "lower ends are shown beside them" in " ".join(out.split())
+    assert code == 0 and "Lower" in out and "the lower ends are shown beside them" in " ".join(out.split())
 
 
 def test_risk_rho_is_zcdp(capsys) -> None:
@@ -177,6 +225,22 @@ def test_risk_plot(tmp_path, capsys) -> None:
     res = _run_json(capsys, ["--mu", "1", "--plot", str(target)])
     assert res["eta"] > 0
     assert target.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_risk_plot_title_names_the_mechanism_not_the_accountant() -> None:
+    """A figure's title states the mechanism in words, never the accountant's internal settings."""
+    from mipkit.accounting import GDP, SubsampledGaussian, plot_tradeoff, tradeoff_curve
+
+    pld = tradeoff_curve(SubsampledGaussian(1.1, 0.008, 100), value_discretization_interval=1e-3)
+    assert "value_discretization_interval" in pld.describe()  # the curve records it; the title must not
+    titles = [plot_tradeoff(c).get_suptitle() for c in (pld, tradeoff_curve(GDP(0.5)))]
+    assert titles == [
+        "Certified risk of DP-SGD with noise multiplier 1.1, sampling rate 0.008 and 100 steps "
+        "(add_remove neighbours)",
+        "Certified risk of mu = 0.5 Gaussian differential privacy (add_remove neighbours)",
+    ]
+    for title in titles:
+        assert not any(w in title for w in ("value_discretization_interval", "tolerance", "side", "width"))
 
 
 @pytest.mark.parametrize(

@@ -290,4 +290,7 @@ def test_plot_title_names_the_record():
     from mipkit.accounting import plot_tradeoff
 
     fig = plot_tradeoff(tradeoff_curve(GaussianMechanism(2.0, sensitivity=1.5)))
-    assert fig._suptitle.get_text() == "gaussian (sigma=2, sensitivity=1.5, mu=0.75)"
+    assert fig.get_suptitle() == (
+        "Certified risk of the Gaussian mechanism with noise standard deviation 2 and sensitivity 1.5 "
+        "(add_remove neighbours)"
+    )

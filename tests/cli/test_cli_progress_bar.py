@@ -35,3 +35,36 @@ def test_disabled_bar_prints_nothing(capsys):
         bar.say("hidden")
         bar(1, 2)
     assert capsys.readouterr() == ("", "")
+
+
+def test_stages_share_the_bar_with_its_eta(capsys):
+    """A workflow's stages (``progress(description, total)`` -> ``advance(n)``) each get the fits' bar,
+    with elapsed time and ETA, one after the other; an advance never runs past the total."""
+    with FitProgress() as bar:
+        adv = bar.stage("NNAA", 4)
+        adv(2)
+        adv(5)
+        bar.stage("DCR", 0)(1)
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert "NNAA" in err and "4/4" in err and "ETA" in err and "DCR" in err and "1/1" in err
+    assert err.index("4/4") < err.index("DCR")
+
+
+def test_audit_synthetic_draws_its_stages_with_an_eta(tmp_path, capsys):
+    import numpy as np
+    import pandas as pd
+
+    from mipkit.cli import main
+
+    rng = np.random.default_rng(0)
+    for name in ("orig", "syn", "ctrl"):
+        pd.DataFrame({"a": rng.normal(size=40), "b": rng.integers(0, 3, 40)}).to_csv(
+            tmp_path / f"{name}.csv", index=False
+        )
+    f = {name: str(tmp_path / f"{name}.csv") for name in ("orig", "syn", "ctrl")}
+    argv = ["audit-synthetic", "--original", f["orig"], "--synthetic", f["syn"], "--control", f["ctrl"]]
+    argv += ["--checks", "dcr", "--out", str(tmp_path / "run"), "--no-report"]
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "DCR" in err and "ETA" in err and "elapsed" in err

@@ -47,6 +47,7 @@ _MODULES: dict[str, str] = {
     "accountant": "DPSGDAccountant",
     "search": "MonotoneRisk bracketed_search raise_until_safe",
     "plots": "plot_tradeoff skew_label",
+    "wording": "describe_mechanism",
 }
 _LAZY, __getattr__, __dir__ = lazy_exports(__name__, _MODULES, globals())
 

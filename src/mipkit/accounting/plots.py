@@ -13,6 +13,7 @@ from matplotlib.figure import Figure
 
 from mipkit.accounting.risk import certified_precision, eta_from_curve, mip_tpr_bound
 from mipkit.accounting.tradeoff import TradeoffCurve
+from mipkit.accounting.wording import describe_mechanism
 
 __all__ = ["plot_tradeoff", "skew_label"]
 
@@ -80,9 +81,5 @@ def plot_tradeoff(
 
     desc = curve.describe()
     record = desc.get("mechanism") or {"name": desc["curve"]}
-    numbers = {
-        k: v for k, v in (record | desc).items() if isinstance(v, (int, float)) and not isinstance(v, bool)
-    }
-    params = ", ".join(f"{k}={v:g}" for k, v in numbers.items())
-    fig.suptitle(title or f"{record['name']} ({params})")
+    fig.suptitle(title or f"Certified risk of {describe_mechanism(record)} ({desc['neighbours']} neighbours)")
     return fig

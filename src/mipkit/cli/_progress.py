@@ -86,6 +86,25 @@ class FitProgress:
         else:
             self._bar.update(self._task, total=total, completed=done)
 
+    def stage(self, description: str, total: int) -> Any:
+        """End the current bar and start one for a stage of ``total`` units; returns ``advance(n)``.
+
+        The shape of a workflow that reports stages as ``progress(description, total)`` factories (e.g.
+        :func:`mipkit.workflows.audit_synthetic.audit_synthetic`): each stage gets the same bar, with its
+        elapsed time and ETA.
+        """
+        self.close()
+        self.label = description
+        total = max(int(total), 1)
+        done = [0]
+        self(0, total)
+
+        def advance(n: int = 1) -> None:
+            done[0] = min(done[0] + int(n), total)
+            self(done[0], total)
+
+        return advance
+
     def say(self, text: str) -> None:
         """End the current bar and print ``> text`` (a workflow stage) on stderr."""
         self.close()

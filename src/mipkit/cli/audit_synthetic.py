@@ -176,13 +176,10 @@ def register(app: typer.Typer) -> None:
         no_report: NoReportOption = False,
     ) -> None:
         """Audit synthetic data: NNAA privacy loss, DCR attack, attribute inference vs non-member baseline."""
-        import contextlib
         import json
 
-        from rich.console import Console
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
         from mipkit._validation import MipkitValueError
+        from mipkit.cli._progress import FitProgress
         from mipkit.cli.options import check_count, check_n_jobs, check_seed, finding, hold_run_folder
         from mipkit.data.io import read_table
         from mipkit.workflows.audit_synthetic import audit_synthetic
@@ -228,22 +225,7 @@ def register(app: typer.Typer) -> None:
                 f"--singling-out-cols must be at most {n_columns} (the number of columns). "
                 f"Got {singling_out_cols}."
             )
-        console = Console(stderr=True)
-        progress_cm = Progress(
-            TextColumn("{task.description}"),
-            BarColumn(),
-            TextColumn("{task.percentage:>3.0f}%"),
-            TimeElapsedColumn(),
-            console=console,
-            transient=as_json,
-            disable=not console.is_terminal,
-        )
-        with progress_cm if console.is_terminal else contextlib.nullcontext(progress_cm) as prog:
-
-            def factory(description: str, total: int):
-                task = prog.add_task(description, total=max(total, 1))
-                return lambda n: prog.advance(task, n)
-
+        with FitProgress(enabled=not as_json) as bar:
             result = audit_synthetic(
                 tables["original"],
                 tables["synthetic"],
@@ -265,7 +247,7 @@ def register(app: typer.Typer) -> None:
                 include_data_summary=include_data_summary,
                 random_state=seed,
                 n_jobs=n_jobs,
-                progress=factory,
+                progress=bar.stage,
                 singling_out=singling_out,
                 singling_out_cols=singling_out_cols,
                 linkability=aux,

@@ -4,8 +4,8 @@
 --n-records N] [--sensitivity L]
 --target eta|advantage|tpr-at-fpr|success|precision|epsilon --value V [--fpr A] [--baseline B]
 [--base-rate P --recall R] [--delta D] [--neighbours add_remove|replace_one] [--tolerance F] [--json]``.
-The flags become a mechanism family and a target (:func:`mipkit.accounting.calibrate`); prints a table and a
-plain sentence (:func:`mipkit.report.plain_language.calibration_sentence`), or with ``--json`` one object:
+The flags become a mechanism family and a target (:func:`mipkit.accounting.calibrate`); prints a plain
+paragraph (:func:`mipkit.report.dpia.calibration_paragraph`) and then a table, or with ``--json`` one object:
 :meth:`mipkit.accounting.calibration.Calibration.to_dict` (``"mechanism"``: the calibrated record;
 ``"noise_lower"``, ``"minimal"``, ``"tolerance"``: how close to the least safe noise it is proved to be).
 """
@@ -110,9 +110,12 @@ def _print_human(result: Calibration, mechanism: str) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from mipkit.report.plain_language import calibration_sentence, format_risk
+    from mipkit.report.dpia import calibration_paragraph
+    from mipkit.report.plain_language import format_risk
 
     console = Console()
+    console.print(calibration_paragraph(result), highlight=False)
+    console.print()
     table = Table(title=f"Calibration: {mechanism}, target {result.target}", title_justify="left")
     table.add_column("Quantity", style="bold")
     table.add_column("Value", justify="right")
@@ -133,7 +136,6 @@ def _print_human(result: Calibration, mechanism: str) -> None:
     table.add_row("Converged", "yes" if result.converged else "no")
     table.add_row("Time", f"{result.seconds:.2f} s")
     console.print(table)
-    console.print(calibration_sentence(result), highlight=False)
 
 
 @with_options("target_params", target_parameters("--target"))

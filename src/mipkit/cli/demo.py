@@ -47,6 +47,8 @@ def register(app: typer.Typer) -> None:
             payload = {k: v for k, v in res.to_dict().items() if k not in JSON_LEFT_OUT}
             echo_json(payload)
             return
-        for line in res.summary:
+        headline, *lines = res.summary
+        typer.echo(headline + "\n")  # the answer's one paragraph first, then the stages
+        for line in lines:
             typer.echo(f"- {line}")
         typer.echo(f"Report: {res.report}  ({res.seconds:.0f} s)")

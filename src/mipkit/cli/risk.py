@@ -127,26 +127,50 @@ def mechanism_from_flags(
     return SubsampledGaussian(noise_multiplier, sample_rate, steps, **rel), report_delta
 
 
-def _rows(profile: dict) -> list[tuple[str, str, float | None, float | None, str]]:
-    """``(label, relation, bound, lower, format)`` for every row of the table."""
-    from mipkit.report.plain_language import skew
+def _merged(label: str, parts: list[tuple[str, float | None, float | None]], fmt: str) -> list:
+    """Runs of equal values (as printed) in ``parts`` (``(key, bound, lower)``) as one row each."""
+    out: list[tuple[str, float | None, float | None]] = []
+    runs: list[list[tuple[str, float | None, float | None]]] = []
+    show = lambda v: None if v is None else format(v, fmt)  # noqa: E731
+    for part in parts:
+        if runs and (show(runs[-1][-1][1]), show(runs[-1][-1][2])) == (show(part[1]), show(part[2])):
+            runs[-1].append(part)
+        else:
+            runs.append([part])
+    for run in runs:
+        keys = run[0][0] if len(run) == 1 else f"{run[0][0]} to {run[-1][0]}"
+        out.append((label.format(keys), run[0][1], run[0][2]))
+    return out
 
+
+def _rows(profile: dict, mechanism: dict) -> list[tuple[str, str, float | None, float | None, str]]:
+    """``(label, relation, bound, lower, format)`` for every row of the table, each figure once.
+
+    The game's accuracy and its eta are one row; a success bound at a baseline equal to a reported FPR is
+    the TPR at that FPR (one row); precisions equal over a run of recalls are one row; the epsilon of a
+    guarantee given as an epsilon is not repeated.
+    """
     rel = profile["relations"]
     mip, mem = rel["mip_game"], rel["membership"]
     rows = [
-        ("MIP accuracy (1/2 + eta)", mip, profile["accuracy"], profile["accuracy_lower"], ".4f"),
-        ("MIP eta", mip, profile["eta"], profile["eta_lower"], ".4f"),
+        (f"MIP eta (accuracy {profile['accuracy']:.4f})", mip, profile["eta"], profile["eta_lower"], ".4f"),
         ("Advantage (max TPR - FPR)", mem, profile["advantage"], profile["advantage_lower"], ".4f"),
-    ]
+    ]  # fmt: skip
+    success = dict(profile["success_bound"])
     for key, v in profile["tpr_at_fpr"].items():
-        rows.append((f"TPR at FPR {key}", mem, v, profile["tpr_at_fpr_lower"][key], ".4g"))
-    for key, v in profile["success_bound"].items():
-        rows.append((f"Success at baseline {key}", mem, v, profile["success_bound_lower"][key], ".4g"))
+        label = f"TPR at FPR {key}"
+        if key in success:
+            success.pop(key)
+            label += f" = success from {key}"
+        rows.append((label, mem, v, profile["tpr_at_fpr_lower"][key], ".4g"))
+    for key, v in success.items():
+        rows.append((f"Success from baseline {key}", mem, v, profile["success_bound_lower"][key], ".4g"))
     for key, by_recall in profile["precision_at_base_rate"].items():
-        for r, p in by_recall.items():
-            low = profile["precision_at_base_rate_lower"][key][r]
-            rows.append((f"Precision, {skew(float(key))}, recall {r}", mem, p, low, ".4g"))
-    if "epsilon" in profile:
+        low = profile["precision_at_base_rate_lower"][key]
+        parts = [(r, p, low[r]) for r, p in by_recall.items()]
+        label = f"Precision, 1 in {1 / float(key):.4g}, recall {{}}"
+        rows += [(lab, mem, p, lo, ".4g") for lab, p, lo in _merged(label, parts, ".4g")]
+    if "epsilon" in profile and mechanism.get("name") not in ("pure_dp", "approx_dp"):
         rows.append(
             (
                 f"Epsilon at delta {profile['delta']:g}",
@@ -160,18 +184,22 @@ def _rows(profile: dict) -> list[tuple[str, str, float | None, float | None, str
 
 
 def _print_human(profile: dict, mechanism: dict) -> None:
+    """The answer: one paragraph for a DPIA first, then the table, then what its relations mean."""
     from rich.console import Console
     from rich.table import Table
 
-    from mipkit.report.plain_language import risk_sentences
+    from mipkit.report.dpia import risk_paragraph
+    from mipkit.report.plain_language import relation_phrase
 
     console = Console()
+    console.print(risk_paragraph(profile, mechanism), highlight=False)
+    console.print()
     # the record's parameters, then what the curve derives from them (mu of a Gaussian, epsilon of a Laplace)
     derived = {
         k: profile["curve"][k] for k in ("mu", "epsilon") if k in profile["curve"] and k not in mechanism
     }
     shown = {k: v for k, v in mechanism.items() if k not in ("name", "neighbours")} | derived
-    params = ", ".join(f"{k}={v:g}" for k, v in shown.items())
+    params = ", ".join(f"{k}={v:g}" for k, v in shown.items() if isinstance(v, (int, float)))
     title = f"Certified risk: {mechanism['name']} ({params}; {mechanism['neighbours']} neighbours)"
     table = Table(title=title, title_justify="left")
     table.add_column("Risk", style="bold")
@@ -180,14 +208,21 @@ def _print_human(profile: dict, mechanism: dict) -> None:
     two_sided = not profile["exact"]
     if two_sided:
         table.add_column("Lower", justify="right")
-    for label, rel, bound, lower, fmt in _rows(profile):
+    for label, rel, bound, lower, fmt in _rows(profile, mechanism):
         cells = [label, rel, "none (infinite)" if bound is None else format(bound, fmt)]
         if two_sided:
             cells.append("none (infinite)" if lower is None else format(lower, fmt))
         table.add_row(*cells)
     console.print(table)
-    for line in risk_sentences(profile):
-        console.print("- " + line, highlight=False)
+    rels = {profile["relations"]["mip_game"], profile["relations"]["membership"]}
+    for rel in sorted(rels, reverse=True):
+        console.print(f"{rel} rows: {relation_phrase(rel)}.", highlight=False)
+    if two_sided:
+        console.print(
+            "Bound and Lower enclose the exact value (privacy-loss distribution accounting); the lower ends "
+            "are shown beside them.",
+            highlight=False,
+        )
 
 
 def risk(

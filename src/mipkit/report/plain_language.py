@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 # --- certify ---
-# Sentences of the certify side: what a trade-off curve's risks mean (mipkit risk) and what a calibrated
-# noise guarantees (mipkit calibrate).
+# Sentences of the certify side: percentages, skews and relations in words (mipkit.report.dpia builds the
+# paragraphs of mipkit risk and mipkit calibrate from them) and what a calibrated noise guarantees.
 
 
 def pct(x: float) -> str:
@@ -35,61 +35,9 @@ _RELATION_WORDS = {
 }
 
 
-def risk_sentences(profile: dict) -> list[str]:
-    """Plain-language reading of a :func:`~mipkit.accounting.risk_profile` for a privacy officer.
-
-    The first sentence states the premise (the neighbouring relation of the guarantee) and, for a
-    privacy-loss distribution, that every figure is the upper end of an interval of stated width.
-    """
-    eta = profile["eta"]
-    relation = profile.get("neighbours", "add_remove")
-    out = [
-        f"Premise: the guarantee holds for {_RELATION_WORDS.get(relation, relation)} ({relation}). "
-        "The membership-game figures (eta, accuracy) are for a record replaced by another (replace_one"
-        + (", derived from the stated guarantee" if relation != "replace_one" else "")
-        + "); the others compare the data with and without the record under the stated relation."
-    ]
-    if not profile.get("exact", True):
-        width = profile.get("width")
-        extra = f" (here at most {width:.1g})" if isinstance(width, float) and width > 0 else ""
-        out.append(
-            "Figures from a privacy-loss distribution are the upper ends of intervals that hold the exact "
-            f"values; the lower ends are shown beside them{extra}."
-        )
-    out += [
-        f"An attacker who tries to tell whether a given person was in the data is right at most "
-        f"{pct(0.5 + eta)} of the time (MIP eta = {eta:.4g}), against 50% by guessing.",
-        f"Any membership test has TPR - FPR at most {profile['advantage']:.3g}: it flags members at most "
-        f"{100 * profile['advantage']:.3g} percentage points more often than non-members.",
-    ]
-    for key, tpr in profile["tpr_at_fpr"].items():
-        out.append(
-            f"If at most {pct(float(key))} of non-members may be wrongly flagged, an attacker finds at most "
-            f"{pct(tpr)} of the members (eta alone would only promise "
-            f"{pct(profile['mip_tpr_at_fpr'][key])})."
-        )
-    for key, succ in profile["success_bound"].items():
-        out.append(
-            f"An attack that succeeds {pct(float(key))} of the time without this release (re-identifying a "
-            f"person, inferring a sensitive attribute or reconstructing a record) succeeds at most "
-            f"{pct(succ)} of the time with it (+{100 * profile['advantage_over_baseline'][key]:.3g} points)."
-        )
-    for key, by_recall in profile["precision_at_base_rate"].items():
-        pi = float(key)
-        parts = [f"{pct(p)} when it finds {pct(float(r))} of them" for r, p in by_recall.items()]
-        out.append(
-            f"If 1 in {1 / pi:.4g} of the people checked is in the data (skew 1:{(1 - pi) / pi:.4g}), "
-            f"the attacker's 'member' claims are right at most {', '.join(parts)} (precision)."
-        )
-    if "epsilon" in profile:
-        if profile["epsilon"] is None:
-            out.append(f"No finite epsilon gives (epsilon, delta)-DP at delta = {profile['delta']:g}.")
-        else:
-            out.append(
-                f"As (epsilon, delta)-DP: epsilon = {profile['epsilon']:.4g} at delta = {profile['delta']:g}."
-            )
-    out.append("The eta bound alone does not limit precision at low FPR; the f-DP figures above do.")
-    return out
+def relation_phrase(relation: str) -> str:
+    """A neighbouring relation in words: ``"one person's record added to or removed from the data"``."""
+    return _RELATION_WORDS.get(relation, relation)
 
 
 def format_risk(x: float, target: float) -> str:
@@ -229,12 +177,45 @@ def demo_sigma_sentence(n_fits: int) -> str:
     )
 
 
-def demo_data_text(n_pool: int, n_test: int, c_before: float, c_after: float) -> str:
+def demo_outcome_paragraph(
+    *,
+    eta_before: float,
+    eta_before_ci: tuple[float, float] | list[float],
+    eta_after: float,
+    eta_after_ci: tuple[float, float] | list[float],
+    certified_eta: float,
+    accuracy_before: float,
+    accuracy_after: float,
+) -> str:
+    """The demo's answer in one paragraph: what was audited, the leak before and after, its cost, premise."""
+    leak = (
+        "a measurable leak (its 95% interval excludes 0)"
+        if eta_before_ci[0] > 0
+        else "no leak this audit can tell from chance (its 95% interval includes 0)"
+    )
+    within = "within" if eta_after_ci[0] <= certified_eta else "ABOVE"
+    cost = 100 * (accuracy_before - accuracy_after)
+    cost_text = f"a cost of {cost:.1f} points" if cost >= 0 else f"a gain of {-cost:.1f} points"
+    return (
+        "Audited: a model trained on breast-cancer records, before and after protection. Headline: "
+        f"unprotected, the best membership attack is right {100 * (0.5 + eta_before):.1f}% of the time "
+        f"(eta {eta_before:.3f}, 95% CI {eta_before_ci[0]:.3f} to {eta_before_ci[1]:.3f}), {leak}; "
+        f"protected, {100 * (0.5 + eta_after):.1f}% (eta {eta_after:.3f}, 95% CI {eta_after_ci[0]:.3f} to "
+        f"{eta_after_ci[1]:.3f}), {within} its certificate eta <= {certified_eta:g}, at {cost_text} of test "
+        f"accuracy ({100 * accuracy_before:.1f}% to {100 * accuracy_after:.1f}%). What it means: the "
+        "unprotected model tells an attacker who was in its training data; the protected one is certified "
+        f"to let no attacker be right more than {100 * (0.5 + certified_eta):.0f}% of the time. Premise: "
+        "the model is trained on a random half of the pool, and the attacks know the rest "
+        "of the pool; the certificate is approximate (its noise scale was estimated from fits)."
+    )
+
+
+def demo_data_text(n_pool: int, n_test: int, features: tuple[str, ...], c_after: float) -> str:
     """The demo's data and models, in one paragraph."""
     return (
         f"Data: scikit-learn's breast-cancer set, {n_pool} records in the audit pool and "
-        f"{n_test} held out for test accuracy; features "
-        "standardised. Model: logistic regression with "
-        f"C = {c_before:g} (weak regularisation) before protection; the protected model uses "
-        f"C = {c_after:g} plus MIP noise calibrated with mipkit's Gaussian Theorem A."
+        f"{n_test} held out for test accuracy; features standardised. Before protection: a random forest "
+        "(100 fully grown trees) on all 30 features. Protected: a logistic regression with "
+        f"C = {c_after:g} on {len(features)} features fixed in advance ({', '.join(features)}), plus MIP "
+        "noise calibrated with mipkit's Gaussian Theorem A."
     )

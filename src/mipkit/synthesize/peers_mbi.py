@@ -225,11 +225,28 @@ class _MarginalSynth:
         y = x + self.rng_.normal(0.0, sigma, x.size)
         return self._mbi.LinearMeasurement(y, clique, stddev=sigma)
 
-    def _estimate(self, dom: Any, measurements: list, iters: int, warm: Any = None) -> Any:
-        from mbi.estimation import MirrorDescent
+    def _estimate(self, dom: Any, measurements: list, iters: int, warm: Any = None, steps: Any = None) -> Any:
+        """Mirror descent on the measurements; ``steps(n)`` after each block of ``n`` steps is done."""
+        from mbi.estimation import CALLBACK_EVERY, MirrorDescent
 
         drop_compiled_programs_if_many()
-        return MirrorDescent().estimate(dom, measurements, iters=iters, warm_start=warm)
+        callback = None
+        if steps is not None:
+            import jax
+
+            def callback(value: Any) -> None:
+                jax.block_until_ready(value)  # the steps run asynchronously: count them once done
+                steps(CALLBACK_EVERY)
+
+        return MirrorDescent().estimate(dom, measurements, iters=iters, warm_start=warm, callback_fn=callback)
+
+    def _step_counter(self, total: int) -> Any:
+        """``steps(n)`` for :meth:`_estimate` that reports ``progress(done, total)`` in optimisation steps."""
+        if self.progress is None:
+            return None
+        self.progress(0, total)
+        blocks = itertools.count(1)  # each call is one more block of n steps
+        return lambda n: self.progress(min(next(blocks) * n, total), total)
 
     def sample(self, n_rows: int, *, random_state: int | None = None) -> pd.DataFrame:
         """``n_rows`` records from the fitted model (post-processing)."""
@@ -273,7 +290,11 @@ class MSTSynthesizer(_MarginalSynth):
         cols = self.disc_.attributes
         sigma = math.sqrt(3.0 / (2.0 * self.rho_))
         one = [self._measure(ds, (c,), sigma * math.sqrt(len(cols))) for c in cols]
-        est = self._estimate(dom, one, max(self.iters // 4, 50))
+        first = max(self.iters // 4, 50)
+        from mbi.estimation import CALLBACK_EVERY as block  # the estimator runs whole blocks of steps
+
+        steps = self._step_counter(block * (math.ceil(first / block) + math.ceil(self.iters / block)))
+        est = self._estimate(dom, one, first, steps=steps)
         # fitted to 1-way marginals only, the model is a product distribution: its 2-way marginals are the
         # outer products of its 1-way ones (no inference per pair)
         ones = {c: np.asarray(est.project((c,)).datavector(), dtype=float) for c in cols}
@@ -299,10 +320,8 @@ class MSTSynthesizer(_MarginalSynth):
             parent[root(pick[0])] = root(pick[1])
             chosen.append(pick)
         two = [self._measure(ds, p, sigma * math.sqrt(len(chosen))) for p in chosen]
-        self.model_ = self._estimate(dom, one + two, self.iters)
+        self.model_ = self._estimate(dom, one + two, self.iters, steps=steps)
         self.certificate_ = self._certificate({"tree": [self.disc_.names(p) for p in chosen], "sigma": sigma})
-        if self.progress is not None:
-            self.progress(1, 1)
         return self
 
 
