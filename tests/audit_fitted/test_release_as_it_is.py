@@ -249,7 +249,7 @@ def test_score_of_labels_without_a_known_positive_class_needs_the_flag(vendor, t
     words = df.assign(outcome=np.where(df["outcome"] == 1, "died", "home"))
     words.to_csv(tmp_path / "vendor.csv", index=False)
     assert cli.main(_vendor_args(tmp_path)) == 2
-    assert "give --positive-class" in capsys.readouterr().err
+    assert "name the positive class" in capsys.readouterr().err
     assert cli.main([*_vendor_args(tmp_path, "--json"), "--positive-class", "died"]) in (0, 1)
     view = json.loads(capsys.readouterr().out)
     assert set(view["attacks"]) == {"loss"}

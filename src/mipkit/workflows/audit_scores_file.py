@@ -264,7 +264,8 @@ def read_predictions(
     if None not in groups:
         raise MipkitValueError(
             "The predictions file has no output columns for the audited model: give p_<class> columns, "
-            "logit_<class> columns or a loss column (or name them: --score-column, --proba-columns)."
+            "logit_<class> columns or a loss column, or say which columns hold the outputs (one score column "
+            "or probability columns)."
         )
     target = groups.pop(None)
     kind, classes = target["kind"], target["classes"]
@@ -317,14 +318,15 @@ def _named_outputs(df: pd.DataFrame, cols: PredictionColumns) -> tuple[ModelOutp
     classes = [c for c, _ in pairs]
     if len(set(classes)) != len(classes) or len(classes) < 2:
         raise MipkitValueError(
-            f"--proba-columns must name one column per class, at least 2 (classes: {', '.join(classes)})."
+            f"The probability columns must name one column per class, at least 2 (classes: "
+            f"{', '.join(classes)})."
         )
     vals = _check_values(df, [col for _, col in pairs], "proba")
     unknown = sorted(set(values) - set(classes))
     if unknown:
         raise MipkitValueError(
             f"The labels {', '.join(map(repr, unknown[:5]))} have no probability column; the classes of "
-            f"--proba-columns are {', '.join(map(repr, classes))}."
+            f"probability columns are {', '.join(map(repr, classes))}."
         )
     index = {c: i for i, c in enumerate(classes)}
     return ModelOutputs(proba=vals), np.array([index[t] for t in text], dtype=np.int64), classes
@@ -336,7 +338,7 @@ def _binary_classes(values: list[str], cols: PredictionColumns) -> list[str]:
     if len(values) > 2:
         raise MipkitValueError(
             f"A score column is the output of a binary model, but the {cols.label!r} column holds "
-            f"{len(values)} values ({shown}); give --proba-columns instead."
+            f"{len(values)} values ({shown}); give one probability column per class instead."
         )
     if cols.positive_class is not None:
         pos = str(cols.positive_class).strip()
@@ -351,8 +353,8 @@ def _binary_classes(values: list[str], cols: PredictionColumns) -> list[str]:
         if set(lower) <= {neg, pos}:
             return [lower.get(neg, neg), lower.get(pos, pos)]
     raise MipkitValueError(
-        f"Which label is the score the probability of? The {cols.label!r} column holds {shown}: give "
-        "--positive-class."
+        f"Which label is the score the probability of? The {cols.label!r} column holds {shown}: name the "
+        "positive class."
     )
 
 

@@ -107,7 +107,7 @@ def audit_against_certificate(
     if fresh.sum() < 2:
         raise MipkitValueError(
             "Fewer than two held-out rows differ from every training row: there is nothing to audit the "
-            "model against. Hold out more rows (--test-size)."
+            "model against. Hold out a larger share of the rows (test_size)."
         )
     non = test_idx[fresh]
     fprs = tuple(float(f) for f in certified["tpr_at_fpr"])
