@@ -34,7 +34,7 @@ def __getattr__(name: str) -> Any:
         from mipkit._validation import MipkitValueError
 
         return MipkitValueError
-    if name in _WORKFLOWS:  # the audit of one fitted model (issue 11), imported on first access
+    if name in _WORKFLOWS:  # the audit of one fitted model, imported on first access
         import importlib  # by name: the root package sits above no layer (report imports __version__)
 
         return getattr(importlib.import_module(_WORKFLOWS[name]), name)

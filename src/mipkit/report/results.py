@@ -20,11 +20,11 @@ from mipkit._runfolder import atomic_write, read_run_file
 from mipkit._validation import MipkitValueError
 
 SCHEMA_VERSION = "1.2"
-"""1.1 (issue 9): the audit's top-level ``eta_ci`` became the cluster-bootstrap interval simultaneous over the
-attacks (the Clopper-Pearson one stays per attack); ``verdict``, ``headline``, ``provenance`` and per-attack
-``*_cluster`` / ``*_simultaneous`` intervals were added. 1.2 (issue 11): the audit's ``records`` (id column,
-``row`` meaning, most exposed records) and ``slices`` (per-subgroup metrics) were added. Files of schema 1.0
-and 1.1 are still read."""
+"""The schema of ``results.json``: the audit's top-level ``eta_ci`` is the cluster-bootstrap interval
+simultaneous over the attacks (the Clopper-Pearson one stays per attack), beside ``verdict``, ``headline``,
+``provenance``, per-attack ``*_cluster`` / ``*_simultaneous`` intervals, ``records`` (id column, ``row``
+meaning, most exposed records) and ``slices`` (per-subgroup metrics). Files of schema 1.0 and 1.1 (without
+some of these) are read too."""
 RESULTS_FILE = "results.json"
 
 

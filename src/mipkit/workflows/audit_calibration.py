@@ -4,7 +4,7 @@ A *null trainer* outputs seeded uniform noise whatever it was trained on, so no 
 chance and every "measurably reveals" is a false alarm. :func:`null_audit` runs exactly the audit's code
 after the fits (:func:`mipkit.workflows.audit_model_measure.measure`, same seeding as
 :func:`mipkit.workflows.audit_model.run_audit`) on the null trainer's outputs, and reports the headline under
-the rule before issue 9 (Clopper-Pearson on pooled trials, strongest attack, no correction) and after it
+the uncorrected rule (Clopper-Pearson on pooled trials, strongest attack, no correction) and under mipkit's
 (two-way cluster bootstrap, simultaneous over the attacks). ``tests/verdicts`` and
 ``benchmarks/verdict_calibration_model.py`` count false alarms over many seeds (docs/theory.md section 11).
 """
@@ -58,7 +58,7 @@ def null_audit(X: np.ndarray, y: np.ndarray, config: AuditConfig) -> dict:
     Returns
     -------
     dict
-        ``old_reveals`` (the rule before issue 9), ``new_reveals`` (the cluster-bootstrap headline's lower
+        ``old_reveals`` (the uncorrected rule), ``new_reveals`` (the cluster-bootstrap headline's lower
         end above 0), ``old_per_attack`` / ``new_per_attack`` (each attack's own interval above 0:
         Clopper-Pearson, and marginal cluster), ``eta`` and ``eta_ci`` of the headline, and
         ``design_effect`` per attack.

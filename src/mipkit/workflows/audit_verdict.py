@@ -175,7 +175,7 @@ def _headline_statistics(names, summaries, trial_scores, labels, confidence, n_b
 
 
 def old_headline_reveals(summaries: Mapping[str, AttackSummary], confidence: float = 0.95) -> bool:
-    """The rule before issue 9: the largest-eta attack's Clopper-Pearson interval (trials taken as
+    """The uncorrected rule: the largest-eta attack's Clopper-Pearson interval (trials taken as
     independent, no correction for the choice) excludes 0. Kept for the calibration benchmark."""
     best = max(summaries.values(), key=lambda s: s.eta.eta)
     return bool(best.eta.interval(confidence)[0] > 0)

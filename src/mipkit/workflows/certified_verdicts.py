@@ -1,4 +1,4 @@
-"""Per-attack verdicts of a model audit against the trainer's certificate (issue 13).
+"""Per-attack verdicts of a model audit against the trainer's certificate.
 
 The certificate protocol (:func:`mipkit.workflows.audit_model_measure.read_certificate`) gives the certified
 TPR at each FPR (``certificate["tpr_bound"]``: ``1 - f(FPR)`` of an f-DP certificate's replace-one curve,
