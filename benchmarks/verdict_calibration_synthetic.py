@@ -17,8 +17,21 @@ copies of training rows, the rest fresh draws.
    "Before" decides the privacy-loss policy with the record bootstrap's interval (the only interval the
    earlier versions had); the other two metrics had no interval before.
 
-Run: ``.venv/bin/python benchmarks/verdict_calibration_synthetic.py`` (both parts; ``--part coverage`` or
-``--part calibration`` for one). Results: ``benchmarks/results/verdict_calibration_synthetic.json``.
+3. ``headline`` - the default verdict (the family of :mod:`mipkit.workflows.synthetic_headline`) on real
+   UCI Adult (``adult.data`` + ``adult.test``, 48,842 rows; ``../shared/data`` or ``$MIPKIT_SHARED_DATA``):
+   each split draws disjoint training, holdout and synthetic tables of ``--n-headline`` rows (default
+   2,000). Null: the synthetic rows are fresh Adult rows (``--null-audits``, default 200; the first half
+   also audited without the holdout). Power (``--power-reps`` each, default 40): a share of the synthetic
+   rows (1, 5, 10, 30%) replaced by verbatim copies of distinct training rows, or by near copies (each
+   numeric cell moved by up to 1% of its column's range, rounded; categories kept). Each audit attacks
+   the secret ``income`` (500 targets, the command's defaults) and is judged at ``--fail-above`` 0 and
+   0.05, by the family and by the NNAA privacy loss alone (the default before the family).
+   ``--n-large`` (e.g. 15,000: three disjoint tables fit in Adult) repeats null, 1% and 10% copies at
+   ``--large-reps`` splits.
+
+Run: ``.venv/bin/python benchmarks/verdict_calibration_synthetic.py`` (coverage and calibration;
+``--part coverage``, ``--part calibration`` or ``--part headline`` for one). Results:
+``benchmarks/results/verdict_calibration_synthetic.json``.
 """
 
 from __future__ import annotations
@@ -168,9 +181,122 @@ def calibration(args) -> dict:
     return out
 
 
+THRESHOLDS = (0.0, 0.05)
+MEMBERS = ("privacy_loss", "exact_copies", "near_copies", "inference_pi")
+
+
+def load_adult() -> pd.DataFrame:
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from synthesizers_adult import load_adult as load
+
+    a, b = load()
+    return pd.concat([a, b], ignore_index=True)
+
+
+def adult_split(adult: pd.DataFrame, n: int, kind: str, share: float, seed: int):
+    """Training, holdout and synthetic tables of ``n`` disjoint Adult rows; ``share`` of the synthetic rows
+    replaced by verbatim (``kind="copies"``) or near (``"near"``) copies of distinct training rows."""
+    rng = np.random.default_rng(seed)
+    idx = rng.permutation(len(adult))
+    train, holdout, syn = (adult.iloc[idx[i * n : (i + 1) * n]].reset_index(drop=True) for i in range(3))
+    k = int(round(share * n))
+    if k:
+        copies = train.iloc[rng.choice(n, size=k, replace=False)].copy()
+        if kind == "near":
+            for col in copies.select_dtypes("number").columns:
+                span = float(adult[col].max() - adult[col].min())
+                copies[col] = np.round(copies[col] + rng.uniform(-0.01, 0.01, k) * span).astype(int)
+        syn = pd.concat([copies, syn.iloc[: n - k]], ignore_index=True)
+        syn = syn.iloc[rng.permutation(n)].reset_index(drop=True)
+    return train, holdout, syn
+
+
+def _judge(d: dict) -> dict:
+    from mipkit.workflows.synthetic_verdict import synthetic_verdict
+
+    out = {}
+    for thr in THRESHOLDS:
+        v = synthetic_verdict(d, metric="headline", fail_above=thr)
+        out[f"headline@{thr:g}"] = v["status"]
+        for m in v["members"]:
+            out[f"{m['name']}@{thr:g}"] = m["status"]
+        if d["nnaa"].get("privacy_loss") is not None:
+            old = synthetic_verdict(d, metric="privacy_loss", fail_above=thr)
+            out[f"privacy_loss_alone@{thr:g}"] = old["status"]
+    return out
+
+
+def _rates(rows: list[dict]) -> dict:
+    keys = sorted({k for r in rows for k in r})
+    out = {}
+    for key in keys:
+        k = sum(r.get(key) == "finding" for r in rows)
+        p = sum(r.get(key) == "pass" for r in rows)
+        out[key] = {"findings": k, "passes": p, "audits": len(rows), "rate": k / len(rows),
+                    "rate_ci": clopper_pearson(k, len(rows))}  # fmt: skip
+    return out
+
+
+def headline(args, save=lambda out: None) -> dict:
+    from mipkit.workflows.audit_synthetic import audit_synthetic
+
+    adult = load_adult()
+    conditions = [("null", "copies", 0.0, args.null_audits, args.n_headline)]
+    conditions += [(f"copies_{round(100 * c)}pct", "copies", c, args.power_reps, args.n_headline)
+                   for c in (0.01, 0.05, 0.10, 0.30)]  # fmt: skip
+    conditions += [(f"near_{round(100 * c)}pct", "near", c, args.power_reps, args.n_headline)
+                   for c in (0.10, 0.30)]  # fmt: skip
+    if args.n_large:
+        large = (("null", 0.0), ("copies_1pct", 0.01), ("copies_10pct", 0.10))
+        conditions += [(f"{label}_n{args.n_large}", "copies", c, args.large_reps, args.n_large)
+                       for label, c in large]  # fmt: skip
+    out = {"n": args.n_headline, "thresholds": list(THRESHOLDS), "secret": "income", "conditions": {}}
+    for label, kind, share, reps, n in conditions:
+        t0 = time.perf_counter()
+        rows, rows_noh = [], []
+        for r in range(reps):
+            seed = 40_000 + r + (0 if n == args.n_headline else 500)
+            train, holdout, syn = adult_split(adult, n, kind, share, seed)
+            kw = {"secrets": ["income"], "random_state": r, "n_jobs": args.n_jobs}
+            rows.append(_judge(audit_synthetic(train, syn, holdout=holdout, **kw).to_dict()))
+            if label == "null" and r < reps // 2:
+                rows_noh.append(_judge(audit_synthetic(train, syn, **kw).to_dict()))
+            if (r + 1) % 20 == 0:
+                print(f"  {label}: {r + 1}/{reps} audits, {time.perf_counter() - t0:.0f} s", flush=True)
+        out["conditions"][label] = {"kind": kind, "share": share, "n": n, "seconds": time.perf_counter() - t0,
+                                    "verdicts": _rates(rows)}  # fmt: skip
+        if rows_noh:
+            out["conditions"]["null_without_holdout"] = {"kind": kind, "share": 0.0, "n": n,
+                                                         "verdicts": _rates(rows_noh)}  # fmt: skip
+        print(f"  {label}: done in {time.perf_counter() - t0:.0f} s", flush=True)
+        save(out)
+    return out
+
+
+def print_headline(h: dict) -> None:
+    cols = [f"headline@{t:g}" for t in THRESHOLDS] + [f"privacy_loss_alone@{t:g}" for t in THRESHOLDS]
+    print("\n| condition | rows | " + " | ".join(cols) + " |")
+    print("| --- | --- |" + " --- |" * len(cols))
+    for label, c in h["conditions"].items():
+        cells = []
+        for col in cols:
+            v = c["verdicts"].get(col)
+            cells.append(
+                "n/a" if v is None else "{}/{} = {:.1f}%".format(v["findings"], v["audits"], 100 * v["rate"])
+            )
+        print(f"| {label} | {c['n']} | " + " | ".join(cells) + " |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--part", choices=["coverage", "calibration", "both"], default="both")
+    ap.add_argument("--part", choices=["coverage", "calibration", "both", "headline"], default="both")
+    ap.add_argument("--n-headline", type=int, default=2000)
+    ap.add_argument("--null-audits", type=int, default=200)
+    ap.add_argument("--power-reps", type=int, default=40)
+    ap.add_argument("--n-large", type=int, default=0)
+    ap.add_argument("--large-reps", type=int, default=5)
     ap.add_argument("--n", type=int, default=2000, help="records per set, coverage part")
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--n-audit", type=int, default=500, help="training records per audit, calibration part")
@@ -222,6 +348,13 @@ def main() -> None:
                 for c in (a, b)
             ]
             print(f"| {metric} | {cells[0]} | {cells[1]} |")
+    if args.part == "headline":
+
+        def save(h: dict) -> None:
+            write_json_atomic(path, {**out, "headline": h})
+
+        out["headline"] = h = headline(args, save)
+        print_headline(h)
     out["uptime_end"] = os.popen("uptime").read().strip()
     write_json_atomic(path, out)
 

@@ -13,6 +13,7 @@ import pandas as pd
 
 from mipkit.report.audit_verdict_report import status_text
 from mipkit.report.html import Figure, Section, figure_to_png, plain_log_ticks
+from mipkit.report.plain_language import copies_sentences
 from mipkit.report.results import read_parquet_file, read_results
 from mipkit.report.synthetic_certified import certified_bounds, certified_section
 
@@ -45,12 +46,14 @@ def summary_sentences(res: dict) -> list[str]:
     line = verdict_sentence(res)
     if line:
         out.append(line)
+    out += copies_sentences(res.get("copies"), res.get("inputs", {}).get("confidence", 0.95))
     nn = res.get("nnaa", {})
     if nn.get("privacy_loss") is not None:
         iv = _nnaa_intervals(nn)
         lo, hi = iv["privacy_loss_ci"]
         verdict = (
-            "no measurable sign that the synthetic data copies its training records"
+            "by this measure the synthetic data sits no measurably closer to its training records than to "
+            "unseen records (copies are counted on their own below)"
             if lo <= 0.0
             else "the synthetic data sits measurably closer to its training records than to unseen records"
         )
