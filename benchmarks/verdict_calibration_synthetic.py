@@ -252,6 +252,9 @@ def headline(args, save=lambda out: None) -> dict:
         large = (("null", 0.0), ("copies_1pct", 0.01), ("copies_10pct", 0.10))
         conditions += [(f"{label}_n{args.n_large}", "copies", c, args.large_reps, args.n_large)
                        for label, c in large]  # fmt: skip
+    if args.conditions:
+        keep = set(args.conditions.split(","))
+        conditions = [c for c in conditions if c[0] in keep or (c[4] != args.n_headline and "large" in keep)]
     out = {"n": args.n_headline, "thresholds": list(THRESHOLDS), "secret": "income", "conditions": {}}
     for label, kind, share, reps, n in conditions:
         t0 = time.perf_counter()
@@ -297,6 +300,10 @@ def main() -> None:
     ap.add_argument("--power-reps", type=int, default=40)
     ap.add_argument("--n-large", type=int, default=0)
     ap.add_argument("--large-reps", type=int, default=5)
+    ap.add_argument(
+        "--conditions", default="", help="headline: comma-separated conditions, 'large' for --n-large"
+    )
+    ap.add_argument("--tag", default="", help="write verdict_calibration_synthetic_TAG.json")
     ap.add_argument("--n", type=int, default=2000, help="records per set, coverage part")
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--n-audit", type=int, default=500, help="training records per audit, calibration part")
@@ -307,7 +314,7 @@ def main() -> None:
     args = ap.parse_args()
     from mipkit.report.results import write_json_atomic
 
-    path = RESULTS / "verdict_calibration_synthetic.json"
+    path = RESULTS / f"verdict_calibration_synthetic{'_' + args.tag if args.tag else ''}.json"
     previous = {}
     if path.exists():
         import json
