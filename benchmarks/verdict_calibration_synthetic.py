@@ -20,12 +20,14 @@ copies of training rows, the rest fresh draws.
 3. ``headline`` - the default verdict (the family of :mod:`mipkit.workflows.synthetic_headline`) on real
    UCI Adult (``adult.data`` + ``adult.test``, 48,842 rows; ``../shared/data`` or ``$MIPKIT_SHARED_DATA``):
    each split draws disjoint training, holdout and synthetic tables of ``--n-headline`` rows (default
-   2,000). Null: the synthetic rows are fresh Adult rows (``--null-audits``, default 200; the first half
-   also audited without the holdout). Power (``--power-reps`` each, default 40): a share of the synthetic
-   rows (1, 5, 10, 30%) replaced by verbatim copies of distinct training rows, or by near copies (each
-   numeric cell moved by up to 1% of its column's range, rounded; categories kept). Each audit attacks
+   2,000). Null: the synthetic rows are fresh Adult rows (``--null-audits``, default 200; the first
+   ``--null-without-holdout``, default 100, also audited without the holdout). Power (``--power-reps``
+   each, default 40): a share of the synthetic rows (1, 5, 10, 30%) replaced by verbatim copies of
+   distinct training rows, or by near copies (each numeric cell moved by up to 1% of its column's range,
+   rounded; categories kept). Each audit attacks
    the secret ``income`` (500 targets, the command's defaults) and is judged at ``--fail-above`` 0 and
    0.05, by the family and by the NNAA privacy loss alone (the default before the family).
+   With ``--conditions``, the conditions already saved under the same ``--tag`` and not named are kept.
    ``--n-large`` (e.g. 15,000: three disjoint tables fit in Adult) repeats null, 1% and 10% copies at
    ``--large-reps`` splits.
 
@@ -239,9 +241,10 @@ def _rates(rows: list[dict]) -> dict:
     return out
 
 
-def headline(args, save=lambda out: None) -> dict:
+def headline(args, save=lambda out: None, previous: dict | None = None) -> dict:
     from mipkit.workflows.audit_synthetic import audit_synthetic
 
+    previous = previous or {}
     adult = load_adult()
     conditions = [("null", "copies", 0.0, args.null_audits, args.n_headline)]
     conditions += [(f"copies_{round(100 * c)}pct", "copies", c, args.power_reps, args.n_headline)
@@ -255,7 +258,8 @@ def headline(args, save=lambda out: None) -> dict:
     if args.conditions:
         keep = set(args.conditions.split(","))
         conditions = [c for c in conditions if c[0] in keep or (c[4] != args.n_headline and "large" in keep)]
-    out = {"n": args.n_headline, "thresholds": list(THRESHOLDS), "secret": "income", "conditions": {}}
+    kept = {k: v for k, v in previous.get("conditions", {}).items() if args.conditions}
+    out = {"n": args.n_headline, "thresholds": list(THRESHOLDS), "secret": "income", "conditions": kept}
     for label, kind, share, reps, n in conditions:
         t0 = time.perf_counter()
         rows, rows_noh = [], []
@@ -264,17 +268,18 @@ def headline(args, save=lambda out: None) -> dict:
             train, holdout, syn = adult_split(adult, n, kind, share, seed)
             kw = {"secrets": ["income"], "random_state": r, "n_jobs": args.n_jobs}
             rows.append(_judge(audit_synthetic(train, syn, holdout=holdout, **kw).to_dict()))
-            if label == "null" and r < reps // 2:
+            if label == "null" and r < args.null_without_holdout:
                 rows_noh.append(_judge(audit_synthetic(train, syn, **kw).to_dict()))
-            if (r + 1) % 20 == 0:
+            if (r + 1) % 10 == 0 or r + 1 == reps:
                 print(f"  {label}: {r + 1}/{reps} audits, {time.perf_counter() - t0:.0f} s", flush=True)
-        out["conditions"][label] = {"kind": kind, "share": share, "n": n, "seconds": time.perf_counter() - t0,
-                                    "verdicts": _rates(rows)}  # fmt: skip
-        if rows_noh:
-            out["conditions"]["null_without_holdout"] = {"kind": kind, "share": 0.0, "n": n,
-                                                         "verdicts": _rates(rows_noh)}  # fmt: skip
-        print(f"  {label}: done in {time.perf_counter() - t0:.0f} s", flush=True)
-        save(out)
+                seconds = time.perf_counter() - t0
+                out["conditions"][label] = {"kind": kind, "share": share, "n": n, "planned": reps,
+                                            "seconds": seconds, "verdicts": _rates(rows)}  # fmt: skip
+                if rows_noh:
+                    out["conditions"]["null_without_holdout"] = {"kind": kind, "share": 0.0, "n": n,
+                                                                 "planned": args.null_without_holdout,
+                                                                 "verdicts": _rates(rows_noh)}  # fmt: skip
+                save(out)
     return out
 
 
@@ -297,6 +302,7 @@ def main() -> None:
     ap.add_argument("--part", choices=["coverage", "calibration", "both", "headline"], default="both")
     ap.add_argument("--n-headline", type=int, default=2000)
     ap.add_argument("--null-audits", type=int, default=200)
+    ap.add_argument("--null-without-holdout", type=int, default=100)
     ap.add_argument("--power-reps", type=int, default=40)
     ap.add_argument("--n-large", type=int, default=0)
     ap.add_argument("--large-reps", type=int, default=5)
@@ -360,7 +366,7 @@ def main() -> None:
         def save(h: dict) -> None:
             write_json_atomic(path, {**out, "headline": h})
 
-        out["headline"] = h = headline(args, save)
+        out["headline"] = h = headline(args, save, previous.get("headline"))
         print_headline(h)
     out["uptime_end"] = os.popen("uptime").read().strip()
     write_json_atomic(path, out)

@@ -50,11 +50,20 @@ def roc_auc(scores: np.ndarray, labels: np.ndarray) -> float:
 
 def interpolate_roc(f: np.ndarray, t: np.ndarray, targets: np.ndarray) -> np.ndarray:
     """TPR at each target FPR of the best rule that flags every record above a threshold and a random share
-    of the records tied at it: the straight line between the ROC's consecutive points (the highest TPR
-    at an FPR that a point shares)."""
-    uf, start = np.unique(f, return_index=True)
-    top = np.maximum.reduceat(t, start)  # f is non-decreasing: the highest TPR at each distinct FPR
-    return np.interp(targets, uf, top)
+    of the records tied at it: the straight line between the ROC's consecutive points ``(f, t)`` (both
+    non-decreasing, from ``(0, 0)`` to ``(1, 1)``), the highest TPR where the curve is vertical.
+
+    Only consecutive points are joined: the segment between them is what randomising over one group of
+    tied scores reaches. Joining points further apart (the convex hull) would mix two thresholds.
+    """
+    f = np.asarray(f, dtype=float)
+    t = np.asarray(t, dtype=float)
+    x = np.asarray(targets, dtype=float)
+    i = np.clip(np.searchsorted(f, x, side="right") - 1, 0, f.size - 1)  # last point at or left of x
+    j = np.minimum(i + 1, f.size - 1)  # the next point, strictly right of x unless i is the last
+    width = f[j] - f[i]
+    step = np.where(width > 0, (x - f[i]) / np.where(width > 0, width, 1.0), 0.0)
+    return t[i] + np.clip(step, 0.0, 1.0) * (t[j] - t[i])
 
 
 def tpr_at_fpr(scores: np.ndarray, labels: np.ndarray, fpr: float | np.ndarray) -> np.ndarray:
