@@ -27,7 +27,8 @@ copies of training rows, the rest fresh draws.
    rounded; categories kept). Each audit attacks
    the secret ``income`` (500 targets, the command's defaults) and is judged at ``--fail-above`` 0 and
    0.05, by the family and by the NNAA privacy loss alone (the default before the family).
-   With ``--conditions``, the conditions already saved under the same ``--tag`` and not named are kept.
+   ``--conditions null_without_holdout`` audits ``--null-without-holdout`` null splits without the holdout
+   only. With ``--conditions``, the conditions already saved under the same ``--tag`` and not named are kept.
    ``--n-large`` (e.g. 15,000: three disjoint tables fit in Adult) repeats null, 1% and 10% copies at
    ``--large-reps`` splits.
 
@@ -257,6 +258,10 @@ def headline(args, save=lambda out: None, previous: dict | None = None) -> dict:
                        for label, c in large]  # fmt: skip
     if args.conditions:
         keep = set(args.conditions.split(","))
+        if "null_without_holdout" in keep:  # on its own: the null splits audited without the holdout only
+            conditions.append(
+                ("null_without_holdout", "copies", 0.0, args.null_without_holdout, args.n_headline)
+            )
         conditions = [c for c in conditions if c[0] in keep or (c[4] != args.n_headline and "large" in keep)]
     kept = {k: v for k, v in previous.get("conditions", {}).items() if args.conditions}
     out = {"n": args.n_headline, "thresholds": list(THRESHOLDS), "secret": "income", "conditions": kept}
@@ -267,10 +272,11 @@ def headline(args, save=lambda out: None, previous: dict | None = None) -> dict:
             seed = 40_000 + r + (0 if n == args.n_headline else 500)
             train, holdout, syn = adult_split(adult, n, kind, share, seed)
             kw = {"secrets": ["income"], "random_state": r, "n_jobs": args.n_jobs}
-            rows.append(_judge(audit_synthetic(train, syn, holdout=holdout, **kw).to_dict()))
+            given = {} if label == "null_without_holdout" else {"holdout": holdout}
+            rows.append(_judge(audit_synthetic(train, syn, **given, **kw).to_dict()))
             if label == "null" and r < args.null_without_holdout:
                 rows_noh.append(_judge(audit_synthetic(train, syn, **kw).to_dict()))
-            if (r + 1) % 10 == 0 or r + 1 == reps:
+            if (r + 1) % 10 == 0 or r + 1 == reps or n != args.n_headline:  # large tables: every audit
                 print(f"  {label}: {r + 1}/{reps} audits, {time.perf_counter() - t0:.0f} s", flush=True)
                 seconds = time.perf_counter() - t0
                 out["conditions"][label] = {"kind": kind, "share": share, "n": n, "planned": reps,

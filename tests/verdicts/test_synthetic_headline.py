@@ -66,6 +66,9 @@ def test_identical_table_without_holdout_is_a_finding():
     assert names["exact_copies"]["status"] == "finding" and names["exact_copies"]["value"] > 0.9
     assert set(names) == {"exact_copies", "inference_pi"}
     assert any("NNAA" in why for why in v["not_judged"])
+    text = " ".join(res.sentences())
+    assert "with a twin among the other training records (no unseen records)" in text
+    assert "the synthetic data copies about 99.7% of its training records" in text  # n - 1 of n compared
 
 
 def test_no_holdout_never_passes():

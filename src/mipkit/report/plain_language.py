@@ -256,9 +256,9 @@ def copies_sentences(copies: dict | None, confidence: float = 0.95) -> list[str]
         if r is None:
             continue
         lo, hi = excess_interval(r, confidence)
-        ref = copies["reference"]
-        if ref != "unseen records":
-            ref = "an identical record among the other training records (no unseen records)"
+        ref = "for unseen records"
+        if copies["reference"] != "unseen records":
+            ref = "with a twin among the other training records (no unseen records)"
         if lo > 0:
             says = f"the synthetic data copies about {_f(100 * r['excess'], 1)}% of its training records"
         elif hi <= 0.01:
@@ -267,7 +267,7 @@ def copies_sentences(copies: dict | None, confidence: float = 0.95) -> list[str]
             says = f"no measurable excess, up to {_f(100 * hi, 1)}% of training records not ruled out"
         out.append(
             f"Copies: {_f(100 * r['share'], 2)}% of training records have {what} in the synthetic data, "
-            f"against {_f(100 * r['reference_share'], 2)}% for {ref} (excess {_f(r['excess'])}, "
+            f"against {_f(100 * r['reference_share'], 2)}% {ref} (excess {_f(r['excess'])}, "
             f"{100 * confidence:.3g}% interval {_f(lo)} to {_f(hi)}): {says}."
         )
     return out
