@@ -111,3 +111,16 @@ def test_copy_rates_without_holdout_compare_with_twins_in_the_training_data():
     unique = rng.permutation(10_000)[:400, None].astype(float)
     r = copy_rates(np.ones(400), None, original=unique, synthetic=unique.copy(), random_state=0)
     assert r["exact"]["reference_share"] == 0 and r["exact"]["excess"] > 0.99
+
+
+def test_copy_interval_without_holdout_counts_identical_records_as_one_cluster():
+    """Fresh tables of 512 possible rows, 2,000 each: training records share their copy and twin indicators
+    with their identical records, so intervals that treat records as independent fire on a fresh table far
+    beyond their one-sided 2.5% (25 of 200 here); the clustered standard error brings that to 10."""
+    rng = np.random.default_rng(7)
+    fired = 0
+    for _ in range(200):
+        train, syn = (rng.integers(0, 8, size=(2000, 3)).astype(float) for _ in range(2))
+        r = copy_rates(np.zeros(2000), original=train, synthetic=syn, random_state=rng)["exact"]
+        fired += excess_interval(r, 0.95)[0] > 0
+    assert fired <= 17
