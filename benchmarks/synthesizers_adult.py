@@ -246,6 +246,8 @@ def markdown(rows: list[dict]) -> str:
     )
     lines = [head, "|" + " --- |" * 13]
 
+    from mipkit.synthesize.quality import ONE_CLASS
+
     def f(x, nd=3):
         return "n/a" if x is None else f"{x:.{nd}f}"
 
@@ -258,9 +260,10 @@ def markdown(rows: list[dict]) -> str:
         cert = r["certificate"]
         tpr_cert = cert["tpr_at_fpr"].get("0.01") if cert["certified"] else None
         pis = " / ".join(f(v.get("precision_improvement"), 2) for v in r["inference"].values())
+        util = ONE_CLASS if r["utility_auc"] is None else f(r["utility_auc"])
         lines.append(
             f"| {r['method']} | {r['epsilon'] if r['epsilon'] is not None else '-'} | "
-            f"{f(r['utility_auc'])} ({f(r['real_auc'])}) | {f(r['tvd_1way'])} | {f(r['tvd_2way'])} | "
+            f"{util} ({f(r['real_auc'])}) | {f(r['tvd_1way'])} | {f(r['tvd_2way'])} | "
             f"{f(r['correlation_difference'])} | {f(r['mode_collapse_share'], 2)} | "
             f"{f(r['nnaa_privacy_loss'])} | "
             f"{f(r['dcr_auc'])} | {f(r['dcr_tpr_at_1pct'])} ({f(tpr_cert)}) | {pis} | "

@@ -20,6 +20,7 @@ import json
 import sys
 from pathlib import Path
 
+from mipkit.synthesize.quality import ONE_CLASS
 from synthesizers_adult import RESULTS, _violations
 
 HEAD = (
@@ -60,7 +61,7 @@ def row(r: dict) -> str:
     cells_ = [
         r["method"],
         eps,
-        _f(r["utility_auc"]),
+        _f(r["utility_auc"]) if r["utility_auc"] is not None else ONE_CLASS,
         f"{_f(r['tvd_1way'])} / {_f(r['tvd_2way'])}",
         _f(r["correlation_difference"]),
         f"{100 * r['mode_collapse_share']:.0f}%",

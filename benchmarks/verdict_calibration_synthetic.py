@@ -17,8 +17,26 @@ copies of training rows, the rest fresh draws.
    "Before" decides the privacy-loss policy with the record bootstrap's interval (the only interval the
    earlier versions had); the other two metrics had no interval before.
 
-Run: ``.venv/bin/python benchmarks/verdict_calibration_synthetic.py`` (both parts; ``--part coverage`` or
-``--part calibration`` for one). Results: ``benchmarks/results/verdict_calibration_synthetic.json``.
+3. ``headline`` - the default verdict (the family of :mod:`mipkit.workflows.synthetic_headline`) on real
+   UCI Adult (``adult.data`` + ``adult.test``, 48,842 rows; ``../shared/data`` or ``$MIPKIT_SHARED_DATA``):
+   each split draws disjoint training, holdout and synthetic tables of ``--n-headline`` rows (default
+   2,000). Null: the synthetic rows are fresh Adult rows (``--null-audits``, default 200; the first
+   ``--null-without-holdout``, default 100, also audited without the holdout). Power (``--power-reps``
+   each, default 40): a share of the synthetic rows (1, 5, 10, 30%) replaced by verbatim copies of
+   distinct training rows, or by near copies (each numeric cell moved by up to 1% of its column's range,
+   rounded; categories kept). Each audit attacks
+   the secret ``income`` (500 targets, the command's defaults) and is judged at ``--fail-above`` 0 and
+   0.05, by the family and by the NNAA privacy loss alone (the default before the family).
+   ``--conditions null_without_holdout`` audits ``--null-without-holdout`` null splits without the holdout
+   only. With ``--conditions``, the conditions already saved under the same ``--tag`` and not named are kept.
+   ``--part twins``: the exact-copy test without unseen records on tables whose rows repeat (2 to 16 levels
+   per column, ``--twin-reps`` null pairs each): its false alarms at 95% and 97.5%.
+   ``--n-large`` (e.g. 15,000: three disjoint tables fit in Adult) repeats null, 1% and 10% copies at
+   ``--large-reps`` splits.
+
+Run: ``.venv/bin/python benchmarks/verdict_calibration_synthetic.py`` (coverage and calibration;
+``--part coverage``, ``--part calibration`` or ``--part headline`` for one). Results:
+``benchmarks/results/verdict_calibration_synthetic.json``.
 """
 
 from __future__ import annotations
@@ -168,9 +186,175 @@ def calibration(args) -> dict:
     return out
 
 
+THRESHOLDS = (0.0, 0.05)
+MEMBERS = ("privacy_loss", "exact_copies", "near_copies", "inference_pi")
+
+
+def load_adult() -> pd.DataFrame:
+    import sys
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from synthesizers_adult import load_adult as load
+
+    a, b = load()
+    return pd.concat([a, b], ignore_index=True)
+
+
+def adult_split(adult: pd.DataFrame, n: int, kind: str, share: float, seed: int):
+    """Training, holdout and synthetic tables of ``n`` disjoint Adult rows; ``share`` of the synthetic rows
+    replaced by verbatim (``kind="copies"``) or near (``"near"``) copies of distinct training rows."""
+    rng = np.random.default_rng(seed)
+    idx = rng.permutation(len(adult))
+    train, holdout, syn = (adult.iloc[idx[i * n : (i + 1) * n]].reset_index(drop=True) for i in range(3))
+    k = int(round(share * n))
+    if k:
+        copies = train.iloc[rng.choice(n, size=k, replace=False)].copy()
+        if kind == "near":
+            for col in copies.select_dtypes("number").columns:
+                span = float(adult[col].max() - adult[col].min())
+                copies[col] = np.round(copies[col] + rng.uniform(-0.01, 0.01, k) * span).astype(int)
+        syn = pd.concat([copies, syn.iloc[: n - k]], ignore_index=True)
+        syn = syn.iloc[rng.permutation(n)].reset_index(drop=True)
+    return train, holdout, syn
+
+
+def _judge(d: dict) -> dict:
+    from mipkit.workflows.synthetic_verdict import synthetic_verdict
+
+    out = {}
+    for thr in THRESHOLDS:
+        v = synthetic_verdict(d, metric="headline", fail_above=thr)
+        out[f"headline@{thr:g}"] = v["status"]
+        for m in v["members"]:
+            out[f"{m['name']}@{thr:g}"] = m["status"]
+        if d["nnaa"].get("privacy_loss") is not None:
+            old = synthetic_verdict(d, metric="privacy_loss", fail_above=thr)
+            out[f"privacy_loss_alone@{thr:g}"] = old["status"]
+    return out
+
+
+def _rates(rows: list[dict]) -> dict:
+    keys = sorted({k for r in rows for k in r})
+    out = {}
+    for key in keys:
+        k = sum(r.get(key) == "finding" for r in rows)
+        p = sum(r.get(key) == "pass" for r in rows)
+        out[key] = {"findings": k, "passes": p, "audits": len(rows), "rate": k / len(rows),
+                    "rate_ci": clopper_pearson(k, len(rows))}  # fmt: skip
+    return out
+
+
+def headline(args, save=lambda out: None, previous: dict | None = None) -> dict:
+    from mipkit.workflows.audit_synthetic import audit_synthetic
+
+    previous = previous or {}
+    adult = load_adult()
+    conditions = [("null", "copies", 0.0, args.null_audits, args.n_headline)]
+    conditions += [(f"copies_{round(100 * c)}pct", "copies", c, args.power_reps, args.n_headline)
+                   for c in (0.01, 0.05, 0.10, 0.30)]  # fmt: skip
+    conditions += [(f"near_{round(100 * c)}pct", "near", c, args.power_reps, args.n_headline)
+                   for c in (0.10, 0.30)]  # fmt: skip
+    if args.n_large:
+        large = (("null", 0.0), ("copies_1pct", 0.01), ("copies_10pct", 0.10))
+        conditions += [(f"{label}_n{args.n_large}", "copies", c, args.large_reps, args.n_large)
+                       for label, c in large]  # fmt: skip
+    if args.conditions:
+        keep = set(args.conditions.split(","))
+        if "null_without_holdout" in keep:  # on its own: the null splits audited without the holdout only
+            conditions.append(
+                ("null_without_holdout", "copies", 0.0, args.null_without_holdout, args.n_headline)
+            )
+        conditions = [c for c in conditions if c[0] in keep or (c[4] != args.n_headline and "large" in keep)]
+    kept = {k: v for k, v in previous.get("conditions", {}).items() if args.conditions}
+    out = {"n": args.n_headline, "thresholds": list(THRESHOLDS), "secret": "income", "conditions": kept}
+    for label, kind, share, reps, n in conditions:
+        t0 = time.perf_counter()
+        rows, rows_noh = [], []
+        for r in range(reps):
+            seed = 40_000 + r + (0 if n == args.n_headline else 500)
+            train, holdout, syn = adult_split(adult, n, kind, share, seed)
+            kw = {"secrets": ["income"], "random_state": r, "n_jobs": args.n_jobs}
+            given = {} if label == "null_without_holdout" else {"holdout": holdout}
+            rows.append(_judge(audit_synthetic(train, syn, **given, **kw).to_dict()))
+            if label == "null" and r < args.null_without_holdout:
+                rows_noh.append(_judge(audit_synthetic(train, syn, **kw).to_dict()))
+            if (r + 1) % 10 == 0 or r + 1 == reps or n != args.n_headline:  # large tables: every audit
+                print(f"  {label}: {r + 1}/{reps} audits, {time.perf_counter() - t0:.0f} s", flush=True)
+                seconds = time.perf_counter() - t0
+                out["conditions"][label] = {"kind": kind, "share": share, "n": n, "planned": reps,
+                                            "seconds": seconds, "verdicts": _rates(rows)}  # fmt: skip
+                if rows_noh:
+                    out["conditions"]["null_without_holdout"] = {"kind": kind, "share": 0.0, "n": n,
+                                                                 "planned": args.null_without_holdout,
+                                                                 "verdicts": _rates(rows_noh)}  # fmt: skip
+                save(out)
+    return out
+
+
+def print_headline(h: dict) -> None:
+    cols = [f"headline@{t:g}" for t in THRESHOLDS] + [f"privacy_loss_alone@{t:g}" for t in THRESHOLDS]
+    print("\n| condition | rows | " + " | ".join(cols) + " |")
+    print("| --- | --- |" + " --- |" * len(cols))
+    for label, c in h["conditions"].items():
+        cells = []
+        for col in cols:
+            v = c["verdicts"].get(col)
+            cells.append(
+                "n/a" if v is None else "{}/{} = {:.1f}%".format(v["findings"], v["audits"], 100 * v["rate"])
+            )
+        print(f"| {label} | {c['n']} | " + " | ".join(cells) + " |")
+
+
+def twins(args) -> dict:
+    """False alarms of the exact-copy test without unseen records where records repeat: training and
+    synthetic tables of ``--n-headline`` independent draws of ``levels`` categorical columns (uniform
+    levels; few distinct rows, many twins), the excess judged at 95% (one test) and 97.5% (two tests)."""
+    from mipkit.metrics.copies import _excess, copy_rates, excess_interval
+
+    out = {"n": args.n_headline, "reps": args.twin_reps, "designs": {}}
+    # "independent": the same interval with Agresti and Caffo's standard error alone (records independent)
+    for levels in ((2, 2, 2), (4, 4, 4), (8, 8, 8), (16, 16, 16)):
+        rng = np.random.default_rng(50_000 + int(np.prod(levels)))
+        fired = dict.fromkeys(("0.95", "0.975", "independent 0.95", "independent 0.975"), 0)
+        shares = []
+        for _ in range(args.twin_reps):
+            train, syn = (np.column_stack([rng.integers(0, k, args.n_headline) for k in levels]).astype(float)
+                          for _ in range(2))  # fmt: skip
+            rate = copy_rates(np.zeros(len(train)), original=train, synthetic=syn, random_state=rng)["exact"]
+            shares.append((rate["share"], rate["reference_share"]))
+            n = rate["n"]
+            alone = _excess(round(rate["share"] * n), n, round(rate["reference_share"] * n), n)
+            for key in fired:
+                level = float(key.split()[-1])
+                fired[key] += excess_interval(alone if "independent" in key else rate, level)[0] > 0
+        sh = np.array(shares)
+        out["designs"]["x".join(map(str, levels))] = {
+            "distinct_rows": int(np.prod(levels)),
+            "mean_share": float(sh[:, 0].mean()),
+            "mean_reference_share": float(sh[:, 1].mean()),
+            "sd_excess": float((sh[:, 0] - sh[:, 1]).std(ddof=1)),
+            "false_alarms": {lv: {"findings": k, "reps": args.twin_reps, "rate": k / args.twin_reps,
+                                  "rate_ci": clopper_pearson(k, args.twin_reps)} for lv, k in fired.items()},
+        }  # fmt: skip
+        print(f"  twins {levels}: {out['designs']['x'.join(map(str, levels))]}", flush=True)
+    return out
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--part", choices=["coverage", "calibration", "both"], default="both")
+    parts = ["coverage", "calibration", "both", "headline", "twins"]
+    ap.add_argument("--part", choices=parts, default="both")
+    ap.add_argument("--twin-reps", type=int, default=1000)
+    ap.add_argument("--n-headline", type=int, default=2000)
+    ap.add_argument("--null-audits", type=int, default=200)
+    ap.add_argument("--null-without-holdout", type=int, default=100)
+    ap.add_argument("--power-reps", type=int, default=40)
+    ap.add_argument("--n-large", type=int, default=0)
+    ap.add_argument("--large-reps", type=int, default=5)
+    ap.add_argument(
+        "--conditions", default="", help="headline: comma-separated conditions, 'large' for --n-large"
+    )
+    ap.add_argument("--tag", default="", help="write verdict_calibration_synthetic_TAG.json")
     ap.add_argument("--n", type=int, default=2000, help="records per set, coverage part")
     ap.add_argument("--reps", type=int, default=200)
     ap.add_argument("--n-audit", type=int, default=500, help="training records per audit, calibration part")
@@ -181,7 +365,7 @@ def main() -> None:
     args = ap.parse_args()
     from mipkit.report.results import write_json_atomic
 
-    path = RESULTS / "verdict_calibration_synthetic.json"
+    path = RESULTS / f"verdict_calibration_synthetic{'_' + args.tag if args.tag else ''}.json"
     previous = {}
     if path.exists():
         import json
@@ -222,6 +406,15 @@ def main() -> None:
                 for c in (a, b)
             ]
             print(f"| {metric} | {cells[0]} | {cells[1]} |")
+    if args.part == "twins":
+        out["twins"] = twins(args)
+    if args.part == "headline":
+
+        def save(h: dict) -> None:
+            write_json_atomic(path, {**out, "headline": h})
+
+        out["headline"] = h = headline(args, save, previous.get("headline"))
+        print_headline(h)
     out["uptime_end"] = os.popen("uptime").read().strip()
     write_json_atomic(path, out)
 

@@ -27,6 +27,21 @@ def _brute_tpr_at_fpr(scores, labels, fpr):
     return best
 
 
+def _brute_randomised_tpr(scores, labels, fpr):
+    """Largest TPR of 'member if score > t, and a random share q of the records at t' over every t and q,
+    subject to at most floor(fpr m) of the m non-members flagged (expected member count)."""
+    best = 0.0
+    pos, neg = labels == 1, labels == 0
+    for t in np.unique(scores):
+        above, tied = scores > t, scores == t
+        room = np.floor(fpr * neg.sum() + 1e-9) - above[neg].sum()  # whole non-members flagged
+        if room < -1e-9:
+            continue
+        q = 1.0 if tied[neg].sum() == 0 else min(1.0, room / tied[neg].sum())
+        best = max(best, (above[pos].sum() + q * tied[pos].sum()) / pos.sum())
+    return best
+
+
 @settings(max_examples=15, deadline=None)
 @given(st.integers(0, 10_000), st.integers(10, 60), st.sampled_from([0.01, 0.1, 0.3]))
 def test_tpr_at_fpr_matches_brute_force_and_interval_is_clopper_pearson(seed, n, fpr):
@@ -35,13 +50,18 @@ def test_tpr_at_fpr_matches_brute_force_and_interval_is_clopper_pearson(seed, n,
     scores = np.round(rng.normal(size=2 * n) + 0.7 * labels, 1)  # rounding makes ties
     summ = summarize_attack(scores, labels, fprs=(fpr,), random_state=seed)
     point = summ.tpr_at_fpr[0]
-    assert point.tpr == pytest.approx(_brute_tpr_at_fpr(scores, labels, fpr))
+    # the randomised rule at the tied scores (expected counts, rounded), never below a threshold rule's
+    assert point.tpr == pytest.approx(_brute_randomised_tpr(scores, labels, fpr), abs=0.5 / n + 1e-9)
+    assert point.tpr >= _brute_tpr_at_fpr(scores, labels, fpr) - 1e-12
     assert point.fpr <= fpr + 1e-12
     assert point.interval() == clopper_pearson(point.true_positives, n)
-    # the stored threshold reproduces the counts
-    flag = scores >= point.threshold
-    assert int(flag[labels == 1].sum()) == point.true_positives
-    assert int(flag[labels == 0].sum()) == point.false_positives
+    # the stored threshold and tied share reproduce the counts
+    above, tied = scores > point.threshold, scores == point.threshold
+    if point.tied_share == 0:
+        above, tied = scores >= point.threshold, np.zeros_like(tied)
+    for lab, count in ((1, point.true_positives), (0, point.false_positives)):
+        got = above[labels == lab].sum() + point.tied_share * tied[labels == lab].sum()
+        assert abs(got - count) <= 0.5 + 1e-9
 
 
 def test_perfect_attack_gets_eta_one_half_and_full_tpr():
@@ -97,3 +117,28 @@ def test_precision_at_base_rate_follows_the_formula():
     assert got["precision"] == pytest.approx(expected)
     assert got["precision_ci"][0] <= expected <= got["precision_ci"][1]
     assert base_rate_label(0.5) == "1:1" and base_rate_label(1 / 1001) == "1:1000"
+
+
+def test_tied_scores_give_the_randomised_rule_and_say_where_measurement_starts():
+    """Rounded scores: a third of the records share the top score. A threshold rule finds nobody at 1% FPR
+    (its first point is at FPR ~8%), though the AUC is 0.69; the randomised rule at the tie finds members
+    in proportion, and the result says below which FPR no threshold measures."""
+    from mipkit.metrics.attack_summary import summarize_attack
+    from mipkit.metrics.roc import smallest_measured_fpr, tpr_at_fpr
+
+    rng = np.random.default_rng(0)
+    y = np.r_[np.ones(1000), np.zeros(1000)].astype(int)
+    p = np.where(y == 1, rng.uniform(0.3, 1.2, 2000), rng.uniform(0.0, 1.1, 2000))
+    p = np.minimum(p, 1.0).round(2)
+    low = smallest_measured_fpr(p, y)
+    assert low > 0.05  # non-members tie at p = 1.00
+    t = tpr_at_fpr(p, y, [0.01, low])
+    first = tpr_at_fpr(p, y, low)[0]
+    assert t[0] == pytest.approx(0.01 / low * first, rel=1e-6) and t[0] > 0.01
+    point = summarize_attack(p, y, fprs=(0.01,), random_state=0).tpr_at_fpr[0]
+    assert point.true_positives > 10 and point.false_positives == 10 and 0 < point.tied_share < 1
+    assert point.to_dict()["smallest_measured_fpr"] == pytest.approx(low)
+    # without ties nothing changes: the largest TPR of a threshold at FPR <= 1%
+    s = rng.normal(size=2000) + y
+    assert tpr_at_fpr(s, y, 0.01)[0] == pytest.approx(_brute_tpr_at_fpr(s, y, 0.01))
+    assert summarize_attack(s, y, fprs=(0.01,), random_state=0).tpr_at_fpr[0].tied_share == 0

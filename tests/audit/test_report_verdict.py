@@ -96,3 +96,14 @@ def test_unscaled_models_that_do_not_learn_are_flagged():
     assert not u["learns"] and "did not learn" in u["warning"]
     assert any(line.startswith("WARNING") for line in plain_summary(raw.to_dict()))
     assert s["learns"] and s["accuracy_nonmembers"] > s["majority_class_rate"] + 0.05
+
+
+def test_certificate_row_says_when_there_is_no_certificate():
+    """No certificate given: the verdict box says so, never "no violation" (a check that never ran)."""
+    v = {"status": "no policy", "policy": None, "measured": {}, "certificate_violations": [], "text": "x"}
+    rows = dict(verdict_section({"verdict": v}).tables[0].to_numpy().tolist())
+    assert rows["certificate"] == "no certificate given"
+    with_cert = {"verdict": {**v, "certificate_by_attack": {"loss": {}}}, "certificate": {"eta": 0.1}}
+    assert dict(verdict_section(with_cert).tables[0].to_numpy().tolist())["certificate"] == "no violation"
+    broken = {"verdict": {**v, "certificate_violations": ["loss above the certified TPR"]}}
+    assert dict(verdict_section(broken).tables[0].to_numpy().tolist())["certificate"].startswith("loss above")

@@ -88,6 +88,21 @@ def _brute_tpr_at_fpr(s, y, a):
     return best
 
 
+def _brute_randomised_tpr(scores, labels, fpr):
+    """Largest TPR of 'member if score > t, and a random share q of the records at t' over every t and q,
+    subject to FPR <= fpr (expected rates)."""
+    best = 0.0
+    pos, neg = labels == 1, labels == 0
+    for t in np.unique(scores):
+        above, tied = scores > t, scores == t
+        room = fpr * neg.sum() - above[neg].sum()
+        if room < -1e-9:
+            continue
+        q = 1.0 if tied[neg].sum() == 0 else min(1.0, room / tied[neg].sum())
+        best = max(best, (above[pos].sum() + q * tied[pos].sum()) / pos.sum())
+    return best
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     st.lists(st.integers(0, 6), min_size=6, max_size=40),
@@ -100,7 +115,53 @@ def test_auc_and_tpr_at_fpr_match_brute_force(values, rnd):
         y[0] = 1 - y[0]
     assert roc_auc(s, y) == pytest.approx(_brute_auc(s, y))
     for a in (0.0, 0.1, 0.5):
-        assert tpr_at_fpr(s, y, a)[0] == pytest.approx(_brute_tpr_at_fpr(s, y, a))
+        # ties: the randomised rule at the tied scores, never below the best threshold rule
+        assert tpr_at_fpr(s, y, a)[0] == pytest.approx(_brute_randomised_tpr(s, y, a))
+        assert tpr_at_fpr(s, y, a)[0] >= _brute_tpr_at_fpr(s, y, a) - 1e-12
+
+
+def _tie_order_points(scores, labels):
+    """Expected (FPR, TPR) of 'flag the k highest records' for k = 0..n, averaged over every order of the
+    tied records (each tie-breaking order equally likely)."""
+    import itertools
+
+    groups = [np.flatnonzero(scores == v) for v in np.unique(scores)[::-1]]
+    orders = [np.concatenate(o) for o in itertools.product(*(itertools.permutations(g) for g in groups))]
+    hits = np.array([labels[o] for o in orders], dtype=float)  # one row per order, best record first
+    tp = np.concatenate([[0.0], np.cumsum(hits, axis=1).mean(axis=0)])
+    fp = np.concatenate([[0.0], np.cumsum(1 - hits, axis=1).mean(axis=0)])
+    return fp / (labels == 0).sum(), tp / (labels == 1).sum()
+
+
+def _tpr_on_polyline(fs, ts, a):
+    """Highest TPR at FPR ``a`` on the broken line through the points in order (walked segment by
+    segment)."""
+    best = 0.0
+    for k in range(len(fs) - 1):
+        (f0, t0), (f1, t1) = (fs[k], ts[k]), (fs[k + 1], ts[k + 1])
+        if f0 <= a <= f1:
+            best = max(best, t1 if f1 == f0 else t0 + (a - f0) / (f1 - f0) * (t1 - t0))
+    return best
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(0, 1)), min_size=2, max_size=7))
+def test_tpr_at_fpr_is_the_mean_over_every_tie_breaking_order(records):
+    s = np.array([r[0] for r in records], dtype=float)
+    y = np.array([r[1] for r in records])
+    if y.min() == y.max():
+        y[0] = 1 - y[0]
+    fs, ts = _tie_order_points(s, y)
+    for a in (0.0, 0.1, 0.25, 0.5, 0.9, 1.0):
+        assert tpr_at_fpr(s, y, a)[0] == pytest.approx(_tpr_on_polyline(fs, ts, a))
+
+
+def test_tpr_at_fpr_does_not_join_points_across_a_tie():
+    # one non-member above five tied members: no rule below FPR 1 flags a member (the diagonal from
+    # (0, 0) to (1, 1) mixes two thresholds and is no tie-breaking order's curve)
+    s = np.array([0, 0, 0, 0, 1, 0], dtype=float)
+    y = np.array([1, 1, 1, 1, 0, 1])
+    assert tpr_at_fpr(s, y, np.array([0.0, 0.1, 0.5, 1.0])) == pytest.approx([0, 0, 0, 1])
 
 
 def test_precision_at_base_rate_formula_and_curve():

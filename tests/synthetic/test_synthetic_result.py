@@ -54,6 +54,7 @@ def test_to_dict_is_json_and_written_results(result, tmp_path):
         "inference",
         "inference_family",
         "timings_s",
+        "copies",
         "policy",
         "verdict",
         "checks",

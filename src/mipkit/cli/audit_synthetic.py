@@ -33,9 +33,9 @@ FLAGS = flag_table(
 --n-attacks                                     Inference targets per secret (and linkability targets).
 --tolerance                                     Numeric secrets: share of the range.
 --metric                                        mixed (range-L1 + mismatch) or euclidean.
---fail-metric                                   Metric of the policy: privacy_loss (NNAA), dcr_auc or
-                                                inference_pi (like-for-like, corrected for the number of
-                                                secrets and attacks).
+--fail-metric                                   Metric of the policy: headline (default: NNAA, exact and
+                                                near copies and inference, corrected for multiplicity),
+                                                privacy_loss (NNAA), dcr_auc or inference_pi.
 --max-nnaa-rows                                 Cap on each NNAA set.
 --max-dcr-rows                                  Cap on records scored by DCR.
 --n-jobs                                        Threads for neighbour search.
@@ -162,7 +162,7 @@ def register(app: typer.Typer) -> None:
         out: RunFolderOption = ...,
         as_json: JsonOption = False,
         fail_above: FailAboveOption = None,
-        fail_metric: Annotated[str, FLAGS["--fail-metric"]] = "privacy_loss",
+        fail_metric: Annotated[str, FLAGS["--fail-metric"]] = "headline",
         checks: Annotated[str, FLAGS["--checks"]] = "nnaa,dcr,inference",
         attacks: Annotated[str, FLAGS["--attacks"]] = "nearest,model",
         non_member_baseline: Annotated[bool, FLAGS["--non-member-baseline/--no-non-member-baseline"]] = True,

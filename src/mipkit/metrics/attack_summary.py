@@ -33,6 +33,7 @@ from mipkit._validation import MipkitValueError, check_interval
 from mipkit.metrics.roc import (
     DEFAULT_BASE_RATES,
     DEFAULT_FPRS,
+    interpolate_roc,
     precision_at_base_rate,
     roc_auc,
     roc_curve,
@@ -80,6 +81,11 @@ class TprAtFpr:
     false_positives: int
     nonmembers: int
     threshold: float
+    tied_share: float = 0.0
+    """The share of the trials tied at ``threshold`` that the randomised rule flags (0: none tie there)."""
+    smallest_measured_fpr: float = 0.0
+    """The smallest non-zero FPR of a threshold on these trials (``1/nonmembers`` without ties): below it,
+    a TPR is the randomised rule's, not a measured threshold's."""
 
     @property
     def flagged_members(self) -> Proportion:
@@ -111,6 +117,8 @@ class TprAtFpr:
             "false_positives": self.false_positives,
             "nonmembers": self.nonmembers,
             "threshold": self.threshold,
+            "tied_share": self.tied_share,
+            "smallest_measured_fpr": self.smallest_measured_fpr,
         }
 
 
@@ -173,18 +181,28 @@ class AttackSummary:
 
 
 def _threshold_at_fpr(scores: np.ndarray, labels: np.ndarray, target: float) -> TprAtFpr:
+    """The rule at ``target``: every trial above a threshold, and where the next score's trials tie and would
+    overshoot the FPR, the share of them that meets it (a randomised rule; expected counts, rounded)."""
     f, t, thr = roc_curve(scores, labels)
     n_pos = int(labels.sum())
     n_neg = int(labels.size - n_pos)
-    i = int(np.searchsorted(f, target, side="right") - 1)
-    i = max(i, 0)
+    i = max(int(np.searchsorted(f, target, side="right") - 1), 0)
+    i = i + int(np.argmax(t[i:][f[i:] == f[i]]))  # the highest TPR at this FPR
+    tp, fp, share = t[i] * n_pos, f[i] * n_neg, 0.0
+    if i + 1 < f.size and f[i + 1] > target:
+        extra = np.floor(target * n_neg + 1e-9) - round(fp)  # tied non-members the FPR still allows
+        share = float(extra / round((f[i + 1] - f[i]) * n_neg))
+        tp, fp = tp + share * (t[i + 1] - t[i]) * n_pos, fp + extra
+    pos = f[f > 0]
     return TprAtFpr(
         target_fpr=float(target),
-        true_positives=int(round(t[i] * n_pos)),
+        true_positives=int(round(tp)),
         members=n_pos,
-        false_positives=int(round(f[i] * n_neg)),
+        false_positives=int(round(fp)),
         nonmembers=n_neg,
-        threshold=float(thr[i]),
+        threshold=float(thr[i + 1] if share > 0 else thr[i]),
+        tied_share=share,
+        smallest_measured_fpr=float(pos[0]) if pos.size else 1.0,
     )
 
 
@@ -241,8 +259,7 @@ def crossfit_guesses(
 def _log_roc(fpr: np.ndarray, tpr: np.ndarray, n_nonmembers: int, n_points: int = 160) -> tuple:
     lo = max(1.0 / max(n_nonmembers, 1), 1e-6)
     grid = np.unique(np.concatenate([[0.0], np.logspace(np.log10(lo), 0, n_points)]))
-    idx = np.clip(np.searchsorted(fpr, grid, side="right") - 1, 0, None)
-    return grid, tpr[idx]
+    return grid, interpolate_roc(fpr, tpr, grid)
 
 
 def summarize_attack(

@@ -38,6 +38,7 @@ from mipkit.metrics.roc import (
     precision_at_base_rate,
     roc_auc,
     roc_curve,
+    smallest_measured_fpr,
     tpr_at_fpr,
 )
 
@@ -60,6 +61,10 @@ class DCRAttackResult:
         The protection scores of the module docstring that need only the two DCR samples.
     auc_ci : list of float
         DeLong's 95% interval of the AUC (:func:`auc_delong`).
+    smallest_measured_fpr : float
+        The smallest non-zero FPR of a threshold on the DCRs (``1 / n_nonmembers`` without ties; more when
+        unseen records tie at the smallest DCRs, e.g. at 0): below it ``tpr_at_fpr`` is interpolated, the
+        TPR of a rule that flags a random share of the tied records.
     unresolved_fprs : list of str
         The FPRs of ``tpr_at_fpr`` below ``1 / (number of non-members)``: there the TPR is the TPR at FPR 0,
         the audit cannot resolve such rates.
@@ -74,6 +79,7 @@ class DCRAttackResult:
     auc_ci: list = field(default_factory=lambda: [float("nan"), float("nan")])
     auc_se: float = float("nan")
     unresolved_fprs: list = field(default_factory=list)
+    smallest_measured_fpr: float | None = None
 
     def to_dict(self) -> dict:
         return {
@@ -86,6 +92,7 @@ class DCRAttackResult:
                 self.unresolved_fprs,
                 f"below 1/{self.dcr_nonmembers.size}, one unseen record: the value is the TPR at FPR 0",
             ),
+            "smallest_measured_fpr": self.smallest_measured_fpr,
             "precision_at_base_rate": self.precision_at_base_rate,
             "protection": self.protection,
             "n_members": int(self.dcr_members.size),
@@ -191,6 +198,7 @@ def dcr_attack(
         auc_ci=auc_ci,
         auc_se=auc_se,
         unresolved_fprs=[str(a) for a in fprs if a < 1.0 / h.size],
+        smallest_measured_fpr=smallest_measured_fpr(scores, labels),
     )
 
 

@@ -48,19 +48,46 @@ def roc_auc(scores: np.ndarray, labels: np.ndarray) -> float:
     return float(skm.roc_auc_score(y, s))
 
 
-def tpr_at_fpr(scores: np.ndarray, labels: np.ndarray, fpr: float | np.ndarray) -> np.ndarray:
-    """Largest TPR of a threshold rule whose FPR is at most ``fpr`` (Carlini et al.'s low-FPR metric).
+def interpolate_roc(f: np.ndarray, t: np.ndarray, targets: np.ndarray) -> np.ndarray:
+    """TPR at each target FPR of the best rule that flags every record above a threshold and a random share
+    of the records tied at it: the straight line between the ROC's consecutive points ``(f, t)`` (both
+    non-decreasing, from ``(0, 0)`` to ``(1, 1)``), the highest TPR where the curve is vertical.
 
-    Returns an array of the shape of ``np.atleast_1d(fpr)``. With ``m`` non-members the smallest
-    non-zero FPR that can be measured is ``1/m``; below it the value is the TPR at FPR 0.
+    Only consecutive points are joined: the segment between them is what randomising over one group of
+    tied scores reaches. Joining points further apart (the convex hull) would mix two thresholds.
+    """
+    f = np.asarray(f, dtype=float)
+    t = np.asarray(t, dtype=float)
+    x = np.asarray(targets, dtype=float)
+    i = np.clip(np.searchsorted(f, x, side="right") - 1, 0, f.size - 1)  # last point at or left of x
+    j = np.minimum(i + 1, f.size - 1)  # the next point, strictly right of x unless i is the last
+    width = f[j] - f[i]
+    step = np.where(width > 0, (x - f[i]) / np.where(width > 0, width, 1.0), 0.0)
+    return t[i] + np.clip(step, 0.0, 1.0) * (t[j] - t[i])
+
+
+def tpr_at_fpr(scores: np.ndarray, labels: np.ndarray, fpr: float | np.ndarray) -> np.ndarray:
+    """TPR at FPR ``fpr`` (Carlini et al.'s low-FPR metric), ties handled by a randomised threshold.
+
+    Where scores tie, a threshold rule jumps from one ROC point to the next; flagging a random share of
+    the tied records reaches every point between them, so the TPR is interpolated linearly between the
+    ROC's points (:func:`interpolate_roc`). Without ties this is the largest TPR of a threshold whose FPR
+    is at most ``fpr``. Returns an array of the shape of ``np.atleast_1d(fpr)``. Below
+    :func:`smallest_measured_fpr` no threshold is measured: the value is the randomised rule's.
     """
     f, t, _ = roc_curve(scores, labels)
     targets = np.atleast_1d(np.asarray(fpr, dtype=float))
     for a in targets:
         check_probability("fpr", a, owner="tpr_at_fpr")
-    # f is non-decreasing; index of the last point with f <= a
-    idx = np.searchsorted(f, targets, side="right") - 1
-    return t[np.clip(idx, 0, None)]
+    return interpolate_roc(f, t, targets)
+
+
+def smallest_measured_fpr(scores: np.ndarray, labels: np.ndarray) -> float:
+    """The smallest non-zero FPR of a threshold on these scores: ``1/m`` for ``m`` non-members without
+    ties, more when non-members tie at the highest scores (below it a TPR is only a randomised rule's)."""
+    f, _, _ = roc_curve(scores, labels)
+    pos = f[f > 0]
+    return float(pos[0]) if pos.size else 1.0
 
 
 def precision_at_base_rate(tpr: float | np.ndarray, fpr: float | np.ndarray, base_rate: float) -> np.ndarray:

@@ -28,6 +28,18 @@ SCORES_FILE = "scores.parquet"
 _LOW_FPR = "0.01"
 
 
+def measured_fpr_note(detail: dict) -> str:
+    """Beside a TPR at a low FPR: the smallest FPR a threshold measures on these scores, when ties make it
+    larger than the FPR asked (the TPR is then a randomised rule's at the tied scores)."""
+    low = detail.get("smallest_measured_fpr")
+    if low is None or detail.get("tied_share", 0) == 0:
+        return ""
+    return (
+        f" Scores tie: no threshold measures a TPR below FPR {_pct(low)}; this TPR flags a random "
+        f"{_pct(detail['tied_share'])} of the records tied at the threshold (interpolated)."
+    )
+
+
 def _plt():
     import matplotlib
 
@@ -278,9 +290,10 @@ def plain_summary(results: dict, *, who: str = "the model") -> list[str]:
         name, row = max(roc.items(), key=lambda kv: kv[1]["tpr_at_fpr"].get(_LOW_FPR, 0) or 0)
         tpr = row["tpr_at_fpr"].get(_LOW_FPR)
         if tpr is not None:
+            detail = (row.get("tpr_at_fpr_detail") or {}).get(_LOW_FPR) or {}
             lines.append(
                 f"At a false-alarm rate of 1% (1 in 100 non-members wrongly flagged), {name} found "
-                f"{_pct(tpr)} of the members; chance would find 1%."
+                f"{_pct(tpr)} of the members; chance would find 1%.{measured_fpr_note(detail)}"
             )
             prec = row["precision_at_base_rate"].get("1:100", {}).get(_LOW_FPR, {}).get("precision")
             if prec is not None:

@@ -94,6 +94,15 @@ def certificate_sentences(cert: dict) -> list[str]:
     return first + out
 
 
+def _certificate_text(results: dict, v: dict) -> str:
+    """The verdict box's certificate row: the violations, "no violation", or that none was given."""
+    if v.get("certificate_violations"):
+        return "; ".join(v["certificate_violations"])
+    if results.get("certificate") or v.get("certificate_by_attack"):
+        return "no violation"
+    return "no certificate given"
+
+
 def verdict_section(results: dict) -> Section | None:
     """The verdict box: status, policy, measurement, date and fingerprints."""
     v = results.get("verdict")
@@ -117,7 +126,7 @@ def verdict_section(results: dict) -> Section | None:
             if m.get("value") is not None
             else "n/a (no score attack ran)",
         ),
-        ("certificate", "; ".join(v.get("certificate_violations") or []) or "no violation"),
+        ("certificate", _certificate_text(results, v)),
         ("date (UTC)", prov.get("date") or results.get("created") or "n/a (not recorded)"),
         ("data fingerprint (SHA-256 of the encoded arrays)", prov.get("data_sha256") or "n/a (not recorded)"),
         ("model", prov.get("model_class") or "n/a (not recorded)"),

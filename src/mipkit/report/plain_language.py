@@ -1,7 +1,8 @@
 """Plain-language sentences of mipkit's results, one function per sentence, kept apart from the numbers.
 
 Workflows and the command line compose these; each function takes numbers and returns text, and imports
-nothing heavy. Sections: certify (trade-off curves and their risks) and audit (the demo's story).
+nothing heavy. Sections: certify (trade-off curves and their risks), audit (the demo's story)
+and audit-synthetic (what the copy counts say).
 """
 
 from __future__ import annotations
@@ -219,3 +220,40 @@ def demo_data_text(n_pool: int, n_test: int, features: tuple[str, ...], c_after:
         f"C = {c_after:g} on {len(features)} features fixed in advance ({', '.join(features)}), plus MIP "
         "noise calibrated with mipkit's Gaussian Theorem A."
     )
+
+
+# --- audit-synthetic ---
+
+
+def _f(x, digits: int = 3) -> str:
+    return "n/a" if x is None else f"{x:.{digits}f}"
+
+
+def copies_sentences(copies: dict | None, confidence: float = 0.95) -> list[str]:
+    """What the copy counts say, in the words the verdict uses (:mod:`mipkit.metrics.copies`)."""
+    from mipkit.metrics.copies import excess_interval
+
+    if not copies:
+        return []
+    out = []
+    near = "a near copy (closer than 95% of unseen records)"
+    for key, what in (("exact", "an exact copy"), ("near", near)):
+        r = copies.get(key)
+        if r is None:
+            continue
+        lo, hi = excess_interval(r, confidence)
+        ref = "for unseen records"
+        if copies["reference"] != "unseen records":
+            ref = "with a twin among the other training records (no unseen records)"
+        if lo > 0:
+            says = f"the synthetic data copies about {_f(100 * r['excess'], 1)}% of its training records"
+        elif hi <= 0.01:
+            says = "no more than chance gives"
+        else:
+            says = f"no measurable excess, up to {_f(100 * hi, 1)}% of training records not ruled out"
+        out.append(
+            f"Copies: {_f(100 * r['share'], 2)}% of training records have {what} in the synthetic data, "
+            f"against {_f(100 * r['reference_share'], 2)}% {ref} (excess {_f(r['excess'])}, "
+            f"{100 * confidence:.3g}% interval {_f(lo)} to {_f(hi)}): {says}."
+        )
+    return out

@@ -13,6 +13,7 @@ import pandas as pd
 
 from mipkit.report.audit_verdict_report import status_text
 from mipkit.report.html import Figure, Section, figure_to_png, plain_log_ticks
+from mipkit.report.plain_language import copies_sentences
 from mipkit.report.results import read_parquet_file, read_results
 from mipkit.report.synthetic_certified import certified_bounds, certified_section
 
@@ -39,18 +40,27 @@ def verdict_sentence(res: dict) -> str | None:
     return f"Verdict: {status_text(v['status'])} ({policy}). {v['reason']}."
 
 
+def _measured(dcr: dict) -> str:
+    low = dcr.get("smallest_measured_fpr")
+    if low is None or low <= 0.01:
+        return ""
+    return f" (interpolated at tied distances: no threshold measures a TPR below FPR {_fmt(100 * low, 1)}%)"
+
+
 def summary_sentences(res: dict) -> list[str]:
     """The plain-language summary of the results dict of an ``audit-synthetic`` run (verdict first)."""
     out = []
     line = verdict_sentence(res)
     if line:
         out.append(line)
+    out += copies_sentences(res.get("copies"), res.get("inputs", {}).get("confidence", 0.95))
     nn = res.get("nnaa", {})
     if nn.get("privacy_loss") is not None:
         iv = _nnaa_intervals(nn)
         lo, hi = iv["privacy_loss_ci"]
         verdict = (
-            "no measurable sign that the synthetic data copies its training records"
+            "by this measure the synthetic data sits no measurably closer to its training records than to "
+            "unseen records (copies are counted on their own below)"
             if lo <= 0.0
             else "the synthetic data sits measurably closer to its training records than to unseen records"
         )
@@ -63,15 +73,11 @@ def summary_sentences(res: dict) -> list[str]:
     dcr = res.get("dcr", {})
     if dcr.get("auc") is not None:
         t1 = dcr["tpr_at_fpr"].get("0.01")
-        prot = dcr["protection"]
         ci = dcr.get("auc_ci") or [None, None]
-        copies = _fmt(100 * prot["exact_match_share"], 2)
-        copies_h = _fmt(100 * prot["holdout_exact_match_share"], 2)
-        out.append(
+        out.append(  # the exact-copy counts are the copies sentence's
             f"Distance-to-closest-record attack: AUC {_fmt(dcr['auc'])} (95% interval {_fmt(ci[0])} to "
             f"{_fmt(ci[1])}; 0.5 = guessing); at a 1% false-positive rate it finds {_fmt(100 * t1, 1)}% of "
-            f"training records. {copies}% of training records have an exact copy in the synthetic data "
-            f"(unseen records: {copies_h}%)."
+            f"training records{_measured(dcr)}."
         )
     if dcr.get("baseline_protection"):
         out.append(

@@ -20,7 +20,7 @@ import pandas as pd
 
 from mipkit._validation import MipkitValueError
 
-__all__ = ["fidelity", "mode_collapse_share", "utility_auc"]
+__all__ = ["ONE_CLASS", "fidelity", "mode_collapse_share", "utility_auc"]
 
 MISSING = "<missing>"
 
@@ -129,18 +129,23 @@ def mode_collapse_share(
     return missing / total if total else 0.0
 
 
+#: What a utility report says where :func:`utility_auc` is not measurable.
+ONE_CLASS = "not measurable: the synthetic target has one class"
+
+
 def utility_auc(
     synth: pd.DataFrame, test: pd.DataFrame, *, target: str, positive: str, seed: int = 0
-) -> float:
+) -> float | None:
     """AUC on real ``test`` records of a gradient-boosting classifier trained on ``synth`` to predict
-    ``target == positive`` (0.5 when the synthetic table has a single class)."""
+    ``target == positive``; ``None`` when the synthetic table has a single class (no classifier can be
+    trained: report :data:`ONE_CLASS`, not a number)."""
     from sklearn.ensemble import HistGradientBoostingClassifier
     from sklearn.metrics import roc_auc_score
 
     y_train = (synth[target].astype(str) == positive).to_numpy()
     y_test = (test[target].astype(str) == positive).to_numpy()
     if y_train.all() or not y_train.any():
-        return 0.5
+        return None
     features = [c for c in synth.columns if c != target]
     both = pd.concat([synth[features], test[features]], ignore_index=True)
     cats = [c for c in features if not _numeric(both[c])]

@@ -54,6 +54,7 @@ from mipkit.data.tables import (
     encode_euclidean,
     encode_mixed,
 )
+from mipkit.metrics.copies import copy_rates
 from mipkit.metrics.dcr import dcr_attack, dcr_baseline_protection, dcr_overfitting_protection
 from mipkit.metrics.inference import InferenceResult, measure_inference
 from mipkit.metrics.nnaa import INTERVALS, privacy_loss
@@ -63,6 +64,7 @@ from mipkit.workflows.synthetic_anonymity import (
 )
 from mipkit.workflows.synthetic_anonymity import linkability as run_linkability
 from mipkit.workflows.synthetic_anonymity import singling_out as run_singling_out
+from mipkit.workflows.synthetic_headline import headline_size
 from mipkit.workflows.synthetic_result import SyntheticAuditResult
 from mipkit.workflows.synthetic_verdict import VERDICT_METRICS
 
@@ -87,12 +89,16 @@ def table_fingerprint(df: pd.DataFrame) -> str:
     return h.hexdigest()[:16]
 
 
-def _inference_family(inference: dict[str, InferenceResult], confidence: float) -> list[dict]:
-    """Every (secret, attack) pair's PI with its interval widened for the number of pairs (Bonferroni)."""
+def _inference_family(
+    inference: dict[str, InferenceResult], confidence: float, n_other_tests: int = 0
+) -> list[dict]:
+    """Every (secret, attack) pair's PI with its interval widened for the number of pairs (Bonferroni), and
+    for the pairs times the tests of the headline family (``ci_headline``: ``n_other_tests`` + 1 tests)."""
     pairs = [(s, a) for s, r in inference.items() for a in r.attacks]
     if not pairs:
         return []
     level = 1.0 - (1.0 - confidence) / len(pairs)
+    level_h = 1.0 - (1.0 - confidence) / (len(pairs) * (n_other_tests + 1))
     return [
         {
             "secret": s,
@@ -101,6 +107,8 @@ def _inference_family(inference: dict[str, InferenceResult], confidence: float) 
             "value": inference[s].pi_of(a),
             "ci_corrected": inference[s].pi_interval(a, level),
             "level": level,
+            "ci_headline": inference[s].pi_interval(a, level_h),
+            "level_headline": level_h,
         }
         for s, a in pairs
     ]
@@ -200,7 +208,7 @@ def audit_synthetic(
     non_member_baseline: bool = True,
     nnaa_interval: str = "jackknife",
     fail_above: float | None = None,
-    fail_metric: str = "privacy_loss",
+    fail_metric: str = "headline",
     confidence: float = 0.95,
     sources: Mapping[str, object] | None = None,
     include_data_summary: bool = False,
@@ -258,8 +266,10 @@ def audit_synthetic(
         The policy: a finding when the interval of ``fail_metric`` lies above this value, a pass when it
         lies at or below it, inconclusive otherwise (:mod:`mipkit.workflows.synthetic_verdict`). ``None``:
         no verdict, measurements only.
-    fail_metric : {"privacy_loss", "dcr_auc", "inference_pi"}
-        The metric of the policy.
+    fail_metric : {"headline", "privacy_loss", "dcr_auc", "inference_pi"}
+        The metric of the policy: ``"headline"`` (default) is the family of tests of
+        :mod:`mipkit.workflows.synthetic_headline` (NNAA, exact and near copies, attribute inference),
+        corrected for multiplicity.
     confidence : float
         Level of the verdict's intervals (and of the inference intervals).
     sources : mapping, optional
@@ -433,6 +443,10 @@ def audit_synthetic(
         baseline = dcr_baseline_protection(
             enc_orig, enc_syn, random_state=seeds[3], n_jobs=n_jobs, max_rows=max_protection_rows
         )
+    seed = None if random_state is None else np.random.SeedSequence([int(random_state), 12])
+    copies = None if not do_dcr else copy_rates(
+        dcr_m, attack and attack.dcr_nonmembers, original=enc_orig, synthetic=enc_syn, random_state=seed
+    )  # fmt: skip
     timings["dcr"] = time.perf_counter() - t0
     scores = pd.concat(score_frames, ignore_index=True)
     scores["score"] = dcr_scores(scores["dcr"].to_numpy())
@@ -466,7 +480,8 @@ def audit_synthetic(
         progress=progress, timings=timings,
     )  # fmt: skip
     per_target = [r.per_target.assign(secret=s) for s, r in inference.items()]
-    family = _inference_family(inference, confidence)
+    n_other = headline_size(nnaa=nnaa is not None, copies=copies, inference=False)
+    family = _inference_family(inference, confidence, n_other)
     policy = {"fail_above": fail_above, "metric": fail_metric, "confidence": confidence}
     return SyntheticAuditResult(
         policy=policy,
@@ -476,6 +491,7 @@ def audit_synthetic(
         dcr_attack=attack,
         overfitting_protection=overfitting,
         baseline_protection=baseline,
+        copies=copies,
         inference=inference,
         scores=scores,
         inference_targets=pd.concat(per_target, ignore_index=True) if per_target else pd.DataFrame(),

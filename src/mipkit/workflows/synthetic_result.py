@@ -62,6 +62,9 @@ class SyntheticAuditResult:
         Univariate and multivariate singling out against the non-member set (``None``: not requested).
     linkability : LinkabilityResult or None
         The linkability attack against the non-member set (``None``: not requested).
+    copies : dict or None
+        Exact and near copy rates against their reference (:func:`mipkit.metrics.copies.copy_rates`;
+        ``None``: the DCR part was not run).
     """
 
     inputs: dict
@@ -77,6 +80,7 @@ class SyntheticAuditResult:
     inference_family: list = field(default_factory=list)
     singling_out: dict[str, SinglingOutResult] | None = None
     linkability: LinkabilityResult | None = None
+    copies: dict | None = None
 
     @property
     def verdict(self) -> dict:
@@ -120,6 +124,8 @@ class SyntheticAuditResult:
             "inference_family": self.inference_family,
             "timings_s": self.timings_s,
         }
+        if self.copies is not None:
+            blocks["copies"] = self.copies
         if self.singling_out is not None:  # only when requested: earlier results keep their schema
             blocks["singling_out"] = {m: r.to_dict(conf) for m, r in self.singling_out.items()}
         if self.linkability is not None:

@@ -11,7 +11,10 @@ estimate, with the threshold (``docs/theory.md`` sections 4 and 6):
 
 Metrics (``VERDICT_METRICS``):
 
-* ``"privacy_loss"`` (default): NNAA privacy loss ``AA_test - AA_train`` with its jackknife interval
+* ``"headline"`` (default): the family of tests of :mod:`mipkit.workflows.synthetic_headline` (NNAA privacy
+  loss, exact and near copies, attribute inference), corrected for multiplicity; a pass only when every
+  test the inputs allow was judged.
+* ``"privacy_loss"``: NNAA privacy loss ``AA_test - AA_train`` with its jackknife interval
   (:mod:`mipkit.metrics.nnaa_intervals`); 0 = no sign of memorisation.
 * ``"dcr_auc"``: AUC of the distance-to-closest-record membership attack with DeLong's interval; 0.5 =
   guessing.
@@ -26,8 +29,11 @@ from __future__ import annotations
 
 import math
 
-VERDICT_METRICS = ("privacy_loss", "dcr_auc", "inference_pi")
+from mipkit.workflows.synthetic_headline import HEADLINE_LABEL, headline_verdict
+
+VERDICT_METRICS = ("headline", "privacy_loss", "dcr_auc", "inference_pi")
 METRIC_LABELS = {
+    "headline": HEADLINE_LABEL,
     "privacy_loss": "NNAA privacy loss",
     "dcr_auc": "DCR attack AUC",
     "inference_pi": "attribute-inference precision improvement (like for like)",
@@ -92,6 +98,10 @@ def synthetic_verdict(
     Bonferroni-corrected intervals of every (secret, attack) pair (``secret``, ``attack``, ``value``,
     ``ci_corrected``, ``level``).
     """
+    if metric == "headline":
+        conf = (res.get("inputs") or {}).get("confidence", 0.95)
+        fam = res.get("inference_family", []) if inference_family is None else inference_family
+        return headline_verdict({**res, "inference_family": fam}, fail_above=fail_above, confidence=conf)
     ev = _evidence(res, metric, inference_family or [])
     label = METRIC_LABELS[metric]
     out = {"metric": metric, "metric_label": label, "fail_above": fail_above}
