@@ -28,7 +28,7 @@ from mipkit.synthesize.quality import MISSING, _discretise, _numeric, _tvd, util
 __all__ = ["column_shapes", "pair_trends", "quality_report", "train_synthetic_test_real"]
 
 NOT_CERTIFIED = (
-    "computed from the real records: these figures are not covered by the privacy certificate; share them "
+    "computed from the real records and not covered by the privacy certificate; share them "
     "only where the real data may be described"
 )
 
