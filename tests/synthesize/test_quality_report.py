@@ -75,8 +75,13 @@ def test_synthesize_shows_the_quality_block(tmp_path, capsys):
     pytest.importorskip("mbi")
     data = tmp_path / "data.csv"
     _table(300).assign(income=lambda d: d["income"].round(0)).to_csv(data, index=False)
-    argv = ["synthesize", "--data", str(data), "--method", "mst", "--epsilon", "5", "--seed", "0",
-            "--quality-target", "label", "--out"]  # fmt: skip
+    domain = {"age": {"type": "numeric", "min": 18, "max": 79, "integer": True},
+              "income": {"type": "numeric", "min": 0, "max": 120},
+              "city": {"type": "categorical", "categories": ["a", "b", "c"]},
+              "label": {"type": "categorical", "categories": ["hi", "lo"]}}  # fmt: skip
+    (tmp_path / "domain.json").write_text(json.dumps(domain))
+    argv = ["synthesize", "--data", str(data), "--domain", str(tmp_path / "domain.json"), "--method", "mst",
+            "--epsilon", "5", "--seed", "0", "--quality-target", "label", "--out"]  # fmt: skip
     assert main([*argv, str(tmp_path / "o1"), "--json"]) == 0
     q = json.loads(capsys.readouterr().out)["quality"]
     assert 0 <= q["column_shapes"] <= 1 and 0 <= q["pair_trends"] <= 1
