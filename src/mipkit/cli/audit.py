@@ -165,13 +165,17 @@ def json_view(results: dict, run_dir: Path) -> dict:
     }
 
 
-def print_human(results: dict, run_dir: Path) -> None:
+def print_human(results: dict, run_dir: Path, *, paragraph: bool = True) -> None:
+    """The human-readable answer: the DPIA paragraph (:func:`mipkit.report.dpia.audit_paragraph`; off where
+    the caller printed it), then the attacks' table, the subgroups and the plain summary."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
     from mipkit.report.audit_report import plain_summary
 
+    if paragraph:
+        print_paragraph(results)
     console = Console()
     fitted = (results.get("question") or {}).get("answered") == "this fitted model"  # record bootstrap
     cluster = "[95% CI]" if fitted or not results.get("headline") else "[95% cluster CI]"
@@ -200,6 +204,14 @@ def print_human(results: dict, run_dir: Path) -> None:
     for line in plain_summary(results):
         console.print(escape(f"- {line}"))
     console.print(escape(f"Report: {run_dir / 'report.html'}"))
+
+
+def print_paragraph(results: dict) -> None:
+    """The one paragraph a privacy officer can paste into a DPIA, on one line, then a blank line."""
+    from mipkit.report.dpia import audit_paragraph
+
+    typer.echo(audit_paragraph(results))
+    typer.echo("")
 
 
 def _two_lines(value: float | None, ci, digits: int, scale: float = 1.0, unit: str = "") -> str:

@@ -50,8 +50,9 @@ SliceByOption = Annotated[
 
 def print_fitted(results: dict, run_dir: Path) -> None:
     """The human-readable summary of a fitted-model audit: the question, skipped attacks and the table."""
-    from mipkit.cli.audit import print_human
+    from mipkit.cli.audit import print_human, print_paragraph
 
+    print_paragraph(results)
     q = results.get("question") or {}
     typer.echo(f"Question answered: {q.get('answered')}.")
     for name, why in (results.get("skipped") or {}).items():
@@ -60,7 +61,8 @@ def print_fitted(results: dict, run_dir: Path) -> None:
     if ignored:
         typer.echo(f"Columns the model does not read (ignored): {', '.join(map(str, ignored))}.")
     util = results.get("utility") or {}
-    print_human({**results, "utility": util if "accuracy_nonmembers" in util else {}}, run_dir)
+    shown = {**results, "utility": util if "accuracy_nonmembers" in util else {}}
+    print_human(shown, run_dir, paragraph=False)
     rec = results.get("records") or {}
     top = rec.get("most_exposed") or []
     if top:

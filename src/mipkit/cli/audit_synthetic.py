@@ -174,6 +174,12 @@ def register(app: typer.Typer) -> None:
         linkability: Annotated[str | None, FLAGS["--linkability"]] = None,
         linkability_neighbors: Annotated[int, FLAGS["--linkability-neighbors"]] = 1,
         no_report: NoReportOption = False,
+        quality_target: str | None = typer.Option(
+            None,
+            "--quality-target",
+            help="Add a utility report (column shapes, pair trends, train on synthetic / test on real on "
+            "--holdout or --control) for this two-class column: quality.html and a 'quality' block.",
+        ),
     ) -> None:
         """Audit synthetic data: NNAA privacy loss, DCR attack, attribute inference vs non-member baseline."""
         import json
@@ -219,6 +225,8 @@ def register(app: typer.Typer) -> None:
             "control": read_table(control) if control else None,
             "holdout": read_table(holdout) if holdout else None,
         }
+        if quality_target is not None and quality_target not in tables["original"].columns:
+            raise MipkitValueError(f"--quality-target {quality_target!r} is not a column of {original}.")
         n_columns = tables["original"].shape[1]
         if singling_out is not None and singling_out_cols > n_columns:
             raise MipkitValueError(
@@ -253,6 +261,13 @@ def register(app: typer.Typer) -> None:
                 linkability=aux,
                 linkability_neighbors=linkability_neighbors,
             )
+        quality = None
+        if quality_target is not None:
+            from mipkit.synthesize.quality_report import quality_report
+
+            test = tables["holdout"] if tables["holdout"] is not None else tables["control"]
+            quality = quality_report(tables["original"], tables["synthetic"], target=quality_target,
+                                     test=test, seed=seed)  # fmt: skip
         certified = None
         if cert is not None:  # computed before anything is written: the run's files are committed together
             from mipkit.synthesize.audit_bounds import certified_audit_bounds, certified_lines
@@ -261,13 +276,22 @@ def register(app: typer.Typer) -> None:
         run_dir = result.write(
             out, report=not no_report, certified=certified, target_outcomes=include_target_outcomes
         )
+        if quality is not None:
+            from mipkit.report.synthetic_quality import quality_sentences, write_quality_page
+
+            write_quality_page(run_dir, quality)
         if as_json:
             extra = {} if certified is None else {"certified": certified}
+            extra.update({} if quality is None else {"quality": quality})
             typer.echo(json.dumps({**result.summary(), "run_dir": str(run_dir), **extra}))
         else:
             _print_human(result, run_dir, report=not no_report)
             for line in certified_lines(certified) if certified is not None else []:
                 typer.echo(f"- {line}")
+            for line in quality_sentences(quality) if quality is not None else []:
+                typer.echo(f"- Utility: {line}")
+            if quality is not None:
+                typer.echo(f"Utility report: {run_dir / 'quality.html'}")
         verdict = result.verdict
         if verdict["status"] == "finding":
             policy = f"--fail-above {verdict['fail_above']:g}, --fail-metric {verdict['metric']}"

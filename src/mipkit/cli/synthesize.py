@@ -124,6 +124,11 @@ def register(app: typer.Typer) -> None:
         raw_csv: bool = typer.Option(
             False, "--raw-csv", help="Write synthetic.csv cells as they are (no leading ' before =, +, -, @)."
         ),
+        quality_target: str = typer.Option(
+            None,
+            "--quality-target",
+            help="A two-class column: the utility report adds train-on-synthetic / test-on-real.",
+        ),
     ) -> None:
         """Make private synthetic data: DP-WGAN-GP, AIM, MST or CTGAN, with a certificate of its privacy."""
         from pathlib import Path
@@ -159,6 +164,8 @@ def register(app: typer.Typer) -> None:
 
         hold_run_folder(out)  # checked, and locked until the command ends
         table = read_table(data)
+        if quality_target is not None and quality_target not in table.columns:
+            raise MipkitValueError(f"--quality-target {quality_target!r} is not a column of {data}.")
         with FitProgress(f"{method}: training", enabled=not as_json) as bar:
             try:
                 result = synthesize(
@@ -169,8 +176,16 @@ def register(app: typer.Typer) -> None:
             except TypeError as err:  # an unknown --params key
                 raise MipkitValueError(f"--params: {err}.") from None
         result.write(out, raw_csv=raw_csv)
-        summary = {**result.summary(), "out": str(out)}
+        from mipkit.synthesize.quality_report import quality_report
+
+        synth = result.synthetic
+        quality = quality_report(table[list(synth.columns)], synth, target=quality_target, seed=seed)
+        summary = {**result.summary(), "out": str(out), "quality": quality}
         if as_json:
             typer.echo(json.dumps(summary, allow_nan=False))
         else:
             _print_human(summary, out, list(result.certificate.notes))
+            from mipkit.report.synthetic_quality import quality_sentences
+
+            for line in quality_sentences(quality):
+                typer.echo(f"- Utility: {line}")

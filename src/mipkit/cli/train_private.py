@@ -113,6 +113,10 @@ def _print_human(d: dict) -> None:
     from rich.markup import escape
     from rich.table import Table
 
+    from mipkit.report.dpia import train_private_paragraph
+
+    typer.echo(train_private_paragraph(d))
+    typer.echo("")
     console = Console()
     table = Table(title="Private training (DP-SGD)", title_justify="left")
     table.add_column("Quantity", style="bold")
@@ -228,8 +232,8 @@ def register(app: typer.Typer) -> None:
             result = train_private(cfg, out)
             echo_json(result.to_dict())
             return
-        from rich.console import Console
+        from mipkit.cli._progress import FitProgress
 
-        with Console(stderr=True).status("Calibrating and training with DP-SGD..."):
-            result = train_private(cfg, out)
+        with FitProgress("DP-SGD steps") as progress:  # the bar starts at the first step
+            result = train_private(cfg, out, progress=progress)
         _print_human(result.to_dict())

@@ -13,7 +13,14 @@ from typing import Any
 from mipkit.accounting.wording import describe_mechanism
 from mipkit.report.plain_language import pct, relation_phrase
 
-__all__ = ["calibration_paragraph", "nearest_key", "relation_words", "risk_paragraph"]
+__all__ = [
+    "audit_paragraph",
+    "calibration_paragraph",
+    "nearest_key",
+    "relation_words",
+    "risk_paragraph",
+    "train_private_paragraph",
+]
 
 _RELATION = {
     "add_remove": "their record being added to or removed from the data",
@@ -128,3 +135,139 @@ def calibration_paragraph(result: Any) -> str:
     if risk_relation != relation:
         premise += f"; the target is stated for {relation_phrase(risk_relation)} (the membership game)"
     return f"{first} {premise}."
+
+
+def _model_name(results: Mapping[str, Any]) -> str:
+    path = str((results.get("trainer") or {}).get("import_path") or "")
+    return path.rsplit(".", 1)[-1] if path and not path.startswith("model of ") else path
+
+
+def _audited(results: Mapping[str, Any]) -> str:
+    """The what-was-audited sentence of an audit: the released model, or the training procedure."""
+    fitted = (results.get("question") or {}).get("answered") == "this fitted model"
+    name = _model_name(results)
+    if fitted:
+        design = results.get("design") or {}
+        source = str(design.get("source") or "")
+        what = (
+            f"the model behind the {source}"
+            if source.startswith("predictions file")
+            else f"the released model ({name}) as it is"
+            if name
+            else "the released model as it is"
+        )
+        n_ref = int(design.get("n_reference_models") or 0)
+        refs = f", with {n_ref} reference models retrained like it" if n_ref else ""
+        return (
+            f"Audited: {what}, its outputs on {design.get('members')} of its training records and "
+            f"{design.get('nonmembers')} records it did not see{refs}."
+        )
+    game = results.get("game") or {}
+    data = (results.get("config") or {}).get("data")
+    on = f" on {data}" if data else ""
+    return (
+        f"Audited: the training procedure {name or 'of the model'}{on}: {game.get('n_models')} models, each "
+        f"trained on a random half of the {game.get('n_records')} records and attacked on all of them."
+    )
+
+
+def audit_paragraph(results: Mapping[str, Any]) -> str:
+    """The headline paragraph of ``mipkit audit``, ``audit-fitted`` and ``audit-scores``: what was audited,
+    the measured risk in plain words, what it means, and the premise.
+
+    Parameters
+    ----------
+    results : mapping
+        The audit's ``results.json`` fields (``AuditResult.to_dict()``).
+    """
+    best = results.get("strongest_attack")
+    attack = (results.get("attacks") or {}).get(best) if best else None
+    if not attack or attack.get("eta") is None:
+        return f"{_audited(results)} No attack with a measured accuracy ran; see the tables below."
+    lo, hi = results.get("eta_ci") or attack.get("eta_ci") or (attack["eta"], attack["eta"])
+    headline = (
+        f"Headline risk: the strongest attack run ({best}) told whether a given record was in the training "
+        f"data {pct(0.5 + attack['eta'])} of the time (95% interval {pct(0.5 + lo)} to {pct(0.5 + hi)}), "
+        "against 50% by guessing"
+    )
+    tpr = attack.get("tpr_at_fpr") or {}
+    if tpr:
+        a = nearest_key(tpr, 0.01)
+        found = pct(tpr[a])
+        headline += f"; flagging at most {pct(float(a))} of non-members, it found {found} of the members"
+    headline += "."
+    meaning = (
+        "What it means: the model measurably reveals who was in its training data"
+        if lo > 0
+        else "What it means: this audit found no leak it could tell apart from chance (not a proof that "
+        "there is none)"
+    )
+    verdict = results.get("verdict") or {}
+    policy = verdict.get("policy")
+    if isinstance(policy, Mapping) and verdict.get("status") in ("pass", "finding", "inconclusive"):
+        word = {"pass": "within", "finding": "above", "inconclusive": "not clearly within"}[verdict["status"]]
+        limit = policy.get("fail_above", policy.get("limit"))
+        metric = policy.get("metric", "eta")
+        meaning += f", {word} the stated limit ({metric} <= {limit:g})" if limit is not None else ""
+    cert = results.get("certificate")
+    if cert and cert.get("eta") is not None:
+        bound = 0.5 + float(cert["eta"])
+        meaning += f"; the certificate allows any attacker at most {pct(bound)}"
+        if verdict.get("certificate_violations") or []:
+            meaning += ", and the measurement is ABOVE it"
+    meaning += "."
+    fitted = (results.get("question") or {}).get("answered") == "this fitted model"
+    premise = (
+        "Premise: a measurement by these attacks on these records, so a lower bound on the risk (a "
+        "stronger attacker may do better), not a guarantee"
+        + (
+            "; it is about this model and these records"
+            if fitted
+            else "; it is about models trained this way on data like this, averaged over training sets"
+        )
+        + "."
+    )
+    return " ".join((_audited(results), headline, meaning, premise))
+
+
+def train_private_paragraph(d: Mapping[str, Any]) -> str:
+    """The headline paragraph of ``mipkit train-private``: the model released, its certified risk, what it
+    means, the measured check (``--audit``) and the premise.
+
+    Parameters
+    ----------
+    d : mapping
+        The run's ``to_dict()`` (``results.json`` of the run folder).
+    """
+    c = d["certified"]
+    relation = d.get("neighbours", "replace_one")
+    released = (
+        f"Released: a model trained with DP-SGD on {d.get('n_train')} records ({d.get('epochs')} epochs, "
+        f"batch size {d.get('batch_size')}, noise multiplier {d['noise_multiplier']:.3g}), which is "
+        f"(epsilon = {c['epsilon']:.3g}, delta = {c['delta']:g}) differential privacy; it protects each "
+        f"person against {relation_words(relation)}; held-out accuracy {pct(d['test_accuracy'])} "
+        f"(always guessing the majority class: {pct(d['majority_rate'])})."
+    )
+    headline = (
+        "Headline risk: an attacker who tries to tell whether a given person was in the training data is "
+        f"right at most {pct(0.5 + c['eta'])} of the time, against 50% by guessing."
+    )
+    meaning = _meaning({"tpr_at_fpr": c.get("tpr_at_fpr") or {}})
+    audit = d.get("audit")
+    if audit and audit.get("tpr_at_fpr"):
+        rows = audit["tpr_at_fpr"]
+        k = nearest_key(rows, 0.01)
+        r = rows[k]
+        held = "within" if not r.get("violation") else "ABOVE"
+        meaning += (
+            f" Checked on the released model: {str(audit.get('attack', 'an attack')).upper()} found "
+            f"{pct(r['measured'])} of the training rows at {pct(float(k))} false alarms, {held} the "
+            f"certified {pct(r['certified'])}."
+        )
+    premise = (
+        "Premise: these are upper bounds over every attacker and hold only if each person has one record, "
+        "every record was sampled independently at the stated rate and the noise was drawn as stated"
+    )
+    if d.get("noise_source", "os-entropy") != "os-entropy":
+        premise += " (here from a seed: a test run, not a release)"
+    return " ".join(p for p in (released, headline, meaning, premise + ".") if p)

@@ -27,6 +27,7 @@ clipping them took 57 ms of CPU per step against 10 ms for the factorised form (
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -236,6 +237,7 @@ def train_stack(
     seeds: list[int],
     settings: TrainSettings,
     noise_seeds: list[int | None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> StackResult:
     """Train one network per ``(Xs[m], Ys[m], seeds[m])``, all in one vectorised loop.
 
@@ -252,6 +254,8 @@ def train_stack(
     settings : TrainSettings
     noise_seeds : list of int or None, optional
         Per model; None (the default, or an entry None): the DP-SGD batches and noise come from OS entropy.
+    progress : callable, optional
+        ``progress(done, total)`` after each step (``total``: the longest model's steps); it draws nothing.
 
     Returns
     -------
@@ -302,7 +306,10 @@ def train_stack(
         clip = None if settings.max_grad_norm is None else float(settings.max_grad_norm)
         sd = float(settings.noise_multiplier or 0.0) * (clip or 0.0)
         batch_grad = vmap(grad(_batch_loss), in_dims=(0, 0, 0, 0))
-        for t in range(max(steps)):
+        total = max(steps)
+        if progress is not None:
+            progress(0, total)
+        for t in range(total):
             active = [t < k for k in steps]
             idx, mask = _batches(torch, schedules, t)
             xb, yb = X_pad[model_index, idx], Y_pad[model_index, idx]
@@ -329,6 +336,8 @@ def train_stack(
                 params[j] = (
                     moved if everyone else torch.where(on.reshape((-1,) + (1,) * len(shapes[j])), moved, p)
                 )
+            if progress is not None:
+                progress(t + 1, total)
     finally:
         torch.use_deterministic_algorithms(deterministic)
         torch.set_num_threads(previous_threads)

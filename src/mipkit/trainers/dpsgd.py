@@ -379,9 +379,12 @@ class DPSGDClassifier(TorchMLPClassifier):
                 "calibration": cal.to_dict()}  # fmt: skip
 
     # ------------------------------------------------------------------------------------- training
-    def _fit_stack(self, Xs: list[np.ndarray], Ys: list[np.ndarray], seeds: list) -> list:
+    def _fit_stack(
+        self, Xs: list[np.ndarray], Ys: list[np.ndarray], seeds: list, progress: Any = None
+    ) -> list:
         """Train one clone per ``(Xs[m], Ys[m], seeds[m])``: models with the same number of rows share a
-        plan (and a calibration) and train in vectorised stacks of ``max_models``."""
+        plan (and a calibration) and train in vectorised stacks of ``max_models``;
+        ``progress(done, total)`` counts the DP-SGD steps of each stack in turn."""
         from mipkit.trainers._torch_train import train_stack
 
         _, delta, rel, fprs = self._privacy()
@@ -424,7 +427,7 @@ class DPSGDClassifier(TorchMLPClassifier):
                 part = members[start : start + chunk]
                 res = train_stack([Xs[m] for m in part], [Ys[m] for m in part],
                                   [self._seed(seeds[m]) for m in part], settings,
-                                  self._noise_seeds(len(part)))  # fmt: skip
+                                  self._noise_seeds(len(part)), progress)  # fmt: skip
                 for j, m in enumerate(part):
                     if res.steps[j] != plan["steps"] or not math.isclose(
                         res.sample_rate[j], plan["sample_rate"]

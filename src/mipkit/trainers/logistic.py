@@ -43,12 +43,17 @@ def _check_X(X, owner: str, n_features: int | None = None) -> np.ndarray:
 class StackedFit:
     """``fit`` of a soft-target trainer through its batched ``_fit_stack`` (a stack of one model)."""
 
-    def fit(self, X, y):
-        """Fit on hard labels ``y`` (n,) or soft targets ``y`` (n, C); returns self."""
+    def fit(self, X, y, progress=None):
+        """Fit on hard labels ``y`` (n,) or soft targets ``y`` (n, C); returns self.
+
+        ``progress(done, total)``, optional: called after each optimisation step by the trainers whose
+        ``_fit_stack`` takes it (the torch trainers: SGD steps); the library draws nothing.
+        """
         owner = type(self).__name__
         X = _check_X(X, owner)
         classes, Y, _ = as_targets(y, X.shape[0], owner=owner)
-        fitted = self._fit_stack([X], [Y], [self.random_state])[0]
+        report = {} if progress is None else {"progress": progress}
+        fitted = self._fit_stack([X], [Y], [self.random_state], **report)[0]
         self.__dict__.update({k: v for k, v in fitted.__dict__.items() if k.endswith("_")})
         self.classes_ = classes
         return self

@@ -10,6 +10,8 @@ clipped_gradient_sum`), equal to Opacus's step. :meth:`TorchMLPClassifier.fit` i
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
@@ -149,8 +151,11 @@ class TorchMLPClassifier(StackedFit, ClassifierMixin, BaseEstimator):
             return int(seed.integers(0, 2**31 - 1))
         return int(seed)
 
-    def _fit_stack(self, Xs: list[np.ndarray], Ys: list[np.ndarray], seeds: list) -> list:
-        """Train one clone per ``(Xs[m], Ys[m], seeds[m])`` in vectorised stacks of ``max_models``."""
+    def _fit_stack(
+        self, Xs: list[np.ndarray], Ys: list[np.ndarray], seeds: list, progress: Any = None
+    ) -> list:
+        """Train one clone per ``(Xs[m], Ys[m], seeds[m])`` in vectorised stacks of ``max_models``;
+        ``progress(done, total)`` counts the steps of each stack in turn."""
         from mipkit.trainers._torch_train import train_stack
 
         settings = self._settings()
@@ -159,7 +164,7 @@ class TorchMLPClassifier(StackedFit, ClassifierMixin, BaseEstimator):
         for start in range(0, len(Xs), chunk):
             part = slice(start, start + chunk)
             used = [self._seed(s) for s in seeds[part]]
-            res = train_stack(Xs[part], Ys[part], used, settings, self._noise_seeds(len(used)))
+            res = train_stack(Xs[part], Ys[part], used, settings, self._noise_seeds(len(used)), progress)
             for j, s in enumerate(seeds[part]):
                 est = clone(self).set_params(random_state=s)
                 weights = res.params[j]

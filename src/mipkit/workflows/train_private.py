@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -305,7 +306,11 @@ def _audit_lines(audit: dict | None) -> str:
 
 
 def train_private(
-    config: TrainPrivateConfig, out_dir: str | Path | None = None, *, dataset: Dataset | None = None
+    config: TrainPrivateConfig,
+    out_dir: str | Path | None = None,
+    *,
+    dataset: Dataset | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> TrainPrivateResult:
     """Split, scale, train with DP-SGD, evaluate and (with ``out_dir``) write the run folder.
 
@@ -316,6 +321,8 @@ def train_private(
         Run folder for ``model.joblib``, ``certificate.json``, ``results.json`` and ``report.md``.
     dataset : Dataset, optional
         Arrays to use instead of reading ``config.data``.
+    progress : callable, optional
+        ``progress(done, total)`` after each DP-SGD step (the fit's keyword of the same name).
     """
     clock = time.perf_counter()
     check_choice("neighbours", config.neighbours, ("replace_one", "add_remove"), owner="train_private")
@@ -344,7 +351,7 @@ def train_private(
     Xtr = X[train_idx] if scaler is None else scaler.transform(X[train_idx])
     Xte = X[test_idx] if scaler is None else scaler.transform(X[test_idx])
     prepared = time.perf_counter()
-    clf.fit(Xtr, y[train_idx])
+    clf.fit(Xtr, y[train_idx], progress=progress)
     trained = time.perf_counter()
     acc = float(np.mean(clf.predict(Xte) == y[test_idx]))
     majority = float(np.bincount(y[test_idx]).max() / test_idx.size)

@@ -1,0 +1,93 @@
+"""Every audit's answer starts with one paragraph a privacy officer can paste into a DPIA: what was audited,
+the headline risk in plain words, what it means and the premise, on one line before the tables."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.linear_model import LogisticRegression
+
+from mipkit.cli import main
+from mipkit.game.model_files import save_model_file
+
+PARTS = ("Headline risk:", "What it means:", "Premise:")
+
+
+def _first_block(out: str) -> str:
+    block = out.split("\n\n", 1)[0]
+    assert "\n" not in block.strip(), "the first block is one paragraph (one line, pasteable)"
+    assert out.split("\n\n", 1)[1].strip(), "tables and details follow the paragraph"
+    return block
+
+
+def _check(block: str, start: str) -> None:
+    assert block.startswith(start)
+    positions = [block.index(p) for p in PARTS]
+    assert positions == sorted(positions)  # audited, headline, meaning, premise: in this order
+    assert "|" not in block and "━" not in block  # no table inside the paragraph
+
+
+@pytest.fixture(scope="module")
+def table(tmp_path_factory):
+    d = tmp_path_factory.mktemp("dpia")
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(160, 3))
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    df["label"] = (X[:, 0] + rng.normal(size=160) > 0).astype(int)
+    df.insert(0, "pid", [f"P{7 * i}" for i in range(160)])
+    df.to_csv(d / "all.csv", index=False)
+    df[:80].to_csv(d / "train.csv", index=False)
+    df[80:].to_csv(d / "holdout.csv", index=False)
+    model = LogisticRegression(C=1e4, max_iter=2000).fit(df[:80][["a", "b", "c"]], df[:80]["label"])
+    save_model_file(model, d / "model.skops")
+    p = model.predict_proba(df[["a", "b", "c"]])[:, 1]
+    pd.DataFrame(
+        {"pid": df["pid"], "y": df["label"], "trained": np.r_[["yes"] * 80, ["no"] * 80], "risk": p}
+    ).to_csv(d / "vendor.csv", index=False)
+    return d
+
+
+def test_audit_starts_with_the_paragraph(table, capsys):
+    args = ["audit", "--data", str(table / "all.csv"), "--target", "label", "--id-column", "pid",
+            "--model", "sklearn.linear_model.LogisticRegression", "--models", "4", "--n-jobs", "1",
+            "--n-boot", "100", "--no-report", "--out", str(table / "run-audit")]  # fmt: skip
+    assert main(args) in (0, 1)
+    block = _first_block(capsys.readouterr().out)
+    _check(block, "Audited: the training procedure LogisticRegression")
+    assert "4 models" in block and "160 records" in block and "averaged over training sets" in block
+
+
+def test_audit_fitted_starts_with_the_paragraph(table, capsys):
+    args = ["audit-fitted", "--model-file", str(table / "model.skops"), "--members", str(table / "train.csv"),
+            "--non-members", str(table / "holdout.csv"), "--target", "label", "--id-column", "pid",
+            "--reference-models", "0", "--attacks", "loss", "--n-boot", "100", "--fail-above", "0.49",
+            "--no-report", "--out", str(table / "run-fitted")]  # fmt: skip
+    assert main(args) == 0
+    block = _first_block(capsys.readouterr().out)
+    _check(block, "Audited: the released model (LogisticRegression) as it is")
+    assert "80 of its training records and 80 records it did not see" in block
+    assert "within the stated limit (eta <= 0.49)" in block and "about this model" in block
+
+
+def test_audit_scores_starts_with_the_paragraph(table, capsys):
+    args = ["audit-scores", "--predictions", str(table / "vendor.csv"), "--id-column", "pid",
+            "--label-column", "y", "--member-column", "trained", "--member-value", "yes",
+            "--score-column", "risk", "--n-boot", "100", "--no-report",
+            "--out", str(table / "run-scores")]  # fmt: skip
+    assert main(args) in (0, 1)
+    block = _first_block(capsys.readouterr().out)
+    _check(block, "Audited: the model behind the predictions file vendor.csv")
+    assert "told whether a given record was in the training data" in block
+
+
+def test_train_private_starts_with_the_paragraph(table, capsys):
+    pytest.importorskip("torch")
+    args = ["train-private", "--data", str(table / "all.csv"), "--target", "label", "--drop", "pid",
+            "--noise-multiplier", "1.0", "--epochs", "1", "--batch-size", "32", "--hidden", "0",
+            "--noise-seed", "1", "--audit", "--out", str(table / "run-tp")]  # fmt: skip
+    assert main(args) == 0
+    block = _first_block(capsys.readouterr().out)
+    _check(block, "Released: a model trained with DP-SGD on 128 records")
+    assert "differential privacy" in block and "Checked on the released model: LOSS found" in block
+    assert "a test run, not a release" in block  # --noise-seed
