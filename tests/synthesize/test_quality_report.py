@@ -91,6 +91,12 @@ def test_synthesize_shows_the_quality_block(tmp_path, capsys):
     assert main([*argv, str(tmp_path / "o2")]) == 0
     out = capsys.readouterr().out
     assert "- Utility: Column shapes:" in out and "Train on synthetic, test on real" in out
+    # statistics of the real records only when asked: no quality block by default
+    plain = [a for a in argv if a not in ("--quality-target", "label")]
+    assert main([*plain, str(tmp_path / "o3"), "--json"]) == 0
+    assert "quality" not in json.loads(capsys.readouterr().out)
+    assert main([*plain, str(tmp_path / "o4"), "--quality", "--json"]) == 0
+    assert "column_shapes" in json.loads(capsys.readouterr().out)["quality"]
 
 
 def test_audit_synthetic_quality_target_adds_a_page(tmp_path, capsys):

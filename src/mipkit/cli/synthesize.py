@@ -124,6 +124,11 @@ def register(app: typer.Typer) -> None:
         raw_csv: bool = typer.Option(
             False, "--raw-csv", help="Write synthetic.csv cells as they are (no leading ' before =, +, -, @)."
         ),
+        quality: bool = typer.Option(
+            False,
+            "--quality",
+            help="Print a utility report (it reads the real records: not covered by the certificate).",
+        ),
         quality_target: str = typer.Option(
             None,
             "--quality-target",
@@ -176,16 +181,18 @@ def register(app: typer.Typer) -> None:
             except TypeError as err:  # an unknown --params key
                 raise MipkitValueError(f"--params: {err}.") from None
         result.write(out, raw_csv=raw_csv)
-        from mipkit.synthesize.quality_report import quality_report
+        summary = {**result.summary(), "out": str(out)}
+        if quality or quality_target is not None:  # statistics of the real records: only when asked
+            from mipkit.synthesize.quality_report import quality_report
 
-        synth = result.synthetic
-        quality = quality_report(table[list(synth.columns)], synth, target=quality_target, seed=seed)
-        summary = {**result.summary(), "out": str(out), "quality": quality}
+            synth = result.synthetic
+            report = quality_report(table[list(synth.columns)], synth, target=quality_target, seed=seed)
+            summary["quality"] = report
         if as_json:
             typer.echo(json.dumps(summary, allow_nan=False))
         else:
             _print_human(summary, out, list(result.certificate.notes))
             from mipkit.report.synthetic_quality import quality_sentences
 
-            for line in quality_sentences(quality):
+            for line in quality_sentences(summary["quality"]) if "quality" in summary else ():
                 typer.echo(f"- Utility: {line}")
