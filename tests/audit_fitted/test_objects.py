@@ -13,6 +13,7 @@ from sklearn.preprocessing import StandardScaler
 import mipkit
 from mipkit._validation import MipkitValueError
 from mipkit.workflows.audit_fitted import audit_fitted
+from mipkit.workflows.audit_scores import balanced_trials
 
 
 def _table(n: int = 360, seed: int = 0, regression: bool = False) -> pd.DataFrame:
@@ -87,7 +88,9 @@ def test_ridge_regressor_through_its_squared_error():
     audited = pd.concat([members, non_members])
     err = (audited["target"] - ridge.predict(audited.drop(columns="target"))) ** 2
     member = np.r_[np.ones(30), np.zeros(60)]
-    assert result.summaries["loss"].auc == pytest.approx(roc_auc_score(member, -err), abs=1e-12)
+    game = balanced_trials(member.astype(bool), 0)  # 30 members, 30 of the 60 non-members: prior 1/2
+    assert game.size == 60
+    assert result.summaries["loss"].auc == pytest.approx(roc_auc_score(member[game], -err.to_numpy()[game]))
     assert result.trainer["kind"] == "regressor"
     assert set(result.skipped) == {"lira-online", "lira-offline", "rmia-online", "rmia-offline"}
     # by default, reference models (copies of the regressor on random halves of the audited records) run

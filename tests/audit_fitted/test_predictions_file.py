@@ -220,3 +220,31 @@ def test_logit_columns_and_offline_references(written):
     assert set(result.skipped) == {"lira-online", "rmia-online"}
     assert "offline" in result.skipped["lira-online"]
     assert result.to_dict()["skipped"] == result.skipped
+
+
+def test_unequal_members_and_non_members_are_measured_at_the_mip_prior():
+    """Eta is accuracy - 1/2 in a game where a record is a member with probability 1/2. On an 80/20 mix the
+    cross-fitted guesses' accuracy is not that game's: the metrics are measured on every non-member and as
+    many members drawn at random (seeded), and the per-record scores still cover every record. Over 40
+    audits of outputs that ignore membership, eta stays near 0 (measured on all 500 trials its standard
+    deviation was 0.125: a threshold that calls everyone a member is right 80% of the time)."""
+    from mipkit.workflows.audit_scores import ModelOutputs, audit_predictions, balanced_trials
+
+    member = np.r_[np.ones(400, bool), np.zeros(100, bool)]
+    game = balanced_trials(member, seed=3)
+    assert game.size == 200 and member[game].sum() == 100 and np.array_equal(game, np.sort(game))
+    assert np.array_equal(balanced_trials(member, seed=3), game)  # seeded
+    assert np.array_equal(balanced_trials(np.r_[np.ones(5, bool), np.zeros(5, bool)], 0), np.arange(10))
+    etas = []
+    for seed in range(40):
+        rng = np.random.default_rng(seed)
+        y = rng.integers(0, 2, 500)
+        p = rng.uniform(0.05, 0.95, 500)  # the model's output: independent of membership
+        outputs = ModelOutputs(proba=np.c_[1 - p, p])
+        result = audit_predictions(y, member, outputs, attacks=("loss",), seed=seed)
+        summary = result.summaries["loss"]
+        assert summary.members == summary.nonmembers == 100
+        assert len(result.scores) == 500 and result.setup["game_records"] == 200
+        etas.append(summary.eta.eta)
+    # 40 null audits of 200 trials: eta's sd is about 0.035, the mean's standard error 0.0056
+    assert abs(np.mean(etas)) < 0.02 and np.std(etas) < 0.06

@@ -26,7 +26,7 @@ records of one model), simultaneous over the attacks (docs/theory.md section 11)
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +50,23 @@ PROBA_TOLERANCE = 1e-3
 """Largest accepted ``|sum_c p_c - 1|`` of a row of class probabilities (rounding in a CSV file)."""
 MIN_REFERENCE_MODELS = 2
 """LiRA fits a Gaussian per record to the reference models' confidences: at least two are needed."""
-EVAL_STREAM, BOOT_STREAM, SLICES_STREAM = 0xE7A1, 0xB007, 0x51CE
+EVAL_STREAM, BOOT_STREAM, SLICES_STREAM, BALANCE_STREAM = 0xE7A1, 0xB007, 0x51CE, 0xBA1A
+
+
+def balanced_trials(member: np.ndarray, seed: int) -> np.ndarray:
+    """Indices of a game with the MIP prior 1/2: every record of the smaller side (members or
+    non-members) and as many of the larger side, drawn at random (seeded); all records when equal.
+
+    Eta is accuracy - 1/2 in a game where a record is a member with probability 1/2 (docs/theory.md
+    section 1); measured on an 80/20 mix, the accuracy of cross-fitted guesses is not that game's and a model
+    that leaks nothing can show an interval away from 0.
+    """
+    members, others = np.flatnonzero(member), np.flatnonzero(~member)
+    if members.size == others.size:
+        return np.arange(member.size)
+    small, large = (members, others) if members.size < others.size else (others, members)
+    rng = np.random.default_rng(np.random.SeedSequence([int(seed), BALANCE_STREAM]))
+    return np.sort(np.concatenate([small, rng.choice(large, size=small.size, replace=False)]))
 
 
 @dataclass(frozen=True)
@@ -322,16 +338,22 @@ def audit_predictions(
     all_scores, settings = _offline_scores(inputs, run) if offline_only else run_score_attacks(inputs, run)
     scores = {row: s for row, s in all_scores.items() if row not in skipped}
     eval_rng = np.random.default_rng(ss)
+    game = balanced_trials(mem, seed)  # the metrics: a game at the MIP prior 1/2
     summaries = {
         row: summarize_attack(
-            s.ravel(), mem.astype(int), name=row, fprs=fprs, base_rates=base_rates, random_state=eval_rng
+            s.ravel()[game],
+            mem[game].astype(int),
+            name=row,
+            fprs=fprs,
+            base_rates=base_rates,
+            random_state=eval_rng,
         )
         for row, s in scores.items()
     }
     stats = headline_statistics(
         summaries,
-        scores,
-        mem[None, :],
+        {row: s[:, game] for row, s in scores.items()},
+        mem[None, game],
         confidence=confidence,
         n_boot=n_boot,
         random_state=np.random.default_rng(np.random.SeedSequence([int(seed), BOOT_STREAM])),
@@ -343,12 +365,17 @@ def audit_predictions(
     if np.shape(records.rows) != (n,) or (records.ids is not None and np.shape(records.ids) != (n,)):
         raise MipkitValueError(f"The records' rows and ids must have one entry per record ({n}).")
     table = scores_table(scores, summaries, mem, records)
-    slices = fitted_slices(
-        scores,
+    slices = fitted_slices(  # on the game's records, as the summaries whose guesses it reads
+        {row: np.asarray(sc).reshape(-1)[game] for row, sc in scores.items()},
         summaries,
-        mem,
-        records,
-        true_class=None if kind == "loss" else names[y],
+        mem[game],
+        replace(
+            records,
+            rows=np.asarray(records.rows)[game],
+            ids=None if records.ids is None else np.asarray(records.ids)[game],
+            slices={c: np.asarray(v)[game] for c, v in records.slices.items()},
+        ),
+        true_class=None if kind == "loss" else names[y][game],
         label_name=label_name,
         fprs=tuple(float(f) for f in fprs),
         confidence=confidence,
@@ -370,8 +397,10 @@ def audit_predictions(
         "interval": RECORD_BOOTSTRAP_METHOD,
         "balance": "equal numbers of members and non-members (the MIP game's prior 1/2)"
         if 2 * int(mem.sum()) == n
-        else "unequal numbers of members and non-members: eta is accuracy - 1/2 at this mix, not at the MIP "
-        "game's prior 1/2; balanced_accuracy is the prior-free figure",
+        else f"unequal numbers of members and non-members: the metrics are measured on all {game.size // 2} "
+        f"records of the smaller side and as many of the larger, drawn at random (seeded), the MIP game's "
+        "prior 1/2; the per-record scores cover every record",
+        "game_records": int(game.size),
         **dict(design or {}),
     }
     config = AuditConfig(
