@@ -34,6 +34,7 @@ demo: $(STAMP)
 test: $(TORCH_STAMP)
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/lint-imports --no-cache
+	$(BIN)/mkdocs build --strict --site-dir build/site
 	$(BIN)/python -m pytest -q -n 2 --dist loadgroup
 
 lint: $(STAMP)

@@ -1,4 +1,4 @@
-"""The README's synthesizer tables, rendered from the saved results of the synthesizer benchmarks (issue 15).
+"""The synthesizer tables of docs/synthesize.md, from the saved results of the synthesizer benchmarks.
 
 One table per dataset, one row per (method, epsilon) cell, every column the issue asks for: utility AUC,
 fidelity (1- and 2-way TVD, correlation difference, share of categories never generated), the privacy
@@ -11,7 +11,7 @@ violations of certified bounds and the wall time of fit + sample. Cells are read
 reproducibility) are left out.
 
 Run: ``.venv/bin/python benchmarks/synthesizers_tables.py adult bankchurners`` (prints Markdown);
-``--readme`` writes both tables into README.md in place of the ones there.
+``--docs`` writes both tables into docs/synthesize.md in place of the ones there.
 """
 
 from __future__ import annotations
@@ -88,26 +88,26 @@ def table(dataset: str, results: Path = RESULTS) -> str:
     return "\n".join(lines)
 
 
-#: The line of README.md each dataset's table follows (its first row is the next line starting "| method |").
-README_ANCHORS = {"adult": "Adult (32,561 training rows", "bankchurners": "BankChurners (7,088 training rows"}
+#: The line of docs/synthesize.md each table follows (its first row is the next line starting "| method |").
+DOC_ANCHORS = {"adult": "Adult (32,561 training rows", "bankchurners": "BankChurners (7,088 training rows"}
 
 
-def write_readme(readme: Path = RESULTS.parents[1] / "README.md") -> None:
-    """Replace each dataset's table in ``readme`` (the Markdown table after its anchor line)."""
-    lines = readme.read_text().split("\n")
-    for name, anchor in README_ANCHORS.items():
+def write_docs(page: Path = RESULTS.parents[1] / "docs" / "synthesize.md") -> None:
+    """Replace each dataset's table in ``page`` (the Markdown table after its anchor line)."""
+    lines = page.read_text().split("\n")
+    for name, anchor in DOC_ANCHORS.items():
         at = next(k for k, line in enumerate(lines) if line.startswith(anchor))
         start = next(k for k in range(at, len(lines)) if lines[k].startswith("| method |"))
         end = start
         while end < len(lines) and lines[end].startswith("|"):
             end += 1
         lines[start:end] = table(name).split("\n")
-    readme.write_text("\n".join(lines))
+    page.write_text("\n".join(lines))
 
 
 if __name__ == "__main__":
-    if "--readme" in sys.argv[1:]:
-        write_readme()
+    if "--docs" in sys.argv[1:]:
+        write_docs()
     else:
         for name in sys.argv[1:] or ["adult", "bankchurners"]:
             print(f"{name}\n\n{table(name)}\n")

@@ -4,10 +4,10 @@ Every case must be a clean refusal: exit code 2, exactly one line ``mipkit: erro
 on stdout, no traceback, and the working folder - which holds the inputs, a finished run folder that the
 commands are pointed at with ``--out``, and a saved model - byte for byte as it was before the call (nothing
 written, nothing replaced, nothing created: ``--model subprocess.Popen --params '{"args": "touch X", ...}'``
-must not create ``X``). The cases are the issue's, the README's list of bad inputs (wrong column names, NaN,
+must not create ``X``). The cases are the issue's, the docs' list of bad inputs (wrong column names, NaN,
 strings in numeric columns, empty files, unreadable or unwritable paths, unknown flags, eta outside
 (0, 1/2), negative epsilon, delta >= 1, sample rates outside (0, 1]) and more of the same kind for each
-command. ``CASES`` is counted in the README's "Bad input" paragraph.
+command. ``CASES`` is counted in the "Bad input" paragraph of docs/conventions.md.
 """
 
 from __future__ import annotations
@@ -67,7 +67,7 @@ CASES: list[tuple[str, list[str]] | object] = [
     ("domain: empty table", ["domain", "--data", "empty.csv", "--out", "template.json"]),
     ("domain: unknown --drop", ["domain", "--data", "good.csv", "--drop", "nope", "--out", "template.json"]),
     ("domain: out is a folder", ["domain", "--data", "good.csv", "--out", "prev"]),
-    # -- risk: the README's list (negative epsilon, delta >= 1, sample rates outside (0, 1]) and more
+    # -- risk: the docs' list (negative epsilon, delta >= 1, sample rates outside (0, 1]) and more
     ("risk: no mechanism", ["risk"]),
     ("risk: two mechanisms", ["risk", "--epsilon", "1", "--mu", "1"]),
     ("risk: negative epsilon", ["risk", "--epsilon", "-1"]),
@@ -209,7 +209,7 @@ CASES: list[tuple[str, list[str]] | object] = [
     ("audit: params a list", audit("--params", "[1, 2]")),
     ("audit: unknown parameter", audit("--params", '{"no_such_option": 1}')),
     ("audit: parameter refused at fit", audit("--params", '{"C": -1}')),
-    # -- audit: the data (the README's list: wrong column names, NaN, strings, empty files, unreadable paths)
+    # -- audit: the data (the docs' list: wrong column names, NaN, strings, empty files, unreadable paths)
     ("audit: missing file", audit_with("--data", "nope.csv")),
     ("audit: empty file", audit_with("--data", "empty.csv")),
     ("audit: header only", audit_with("--data", "header.csv")),
@@ -318,7 +318,7 @@ CASES: list[tuple[str, list[str]] | object] = [
     ("synthetic: --out a file", [*SYNTH, "--out", "model.joblib"]),
     ("synthetic: busy run folder", [*SYNTH, "--out", "busy"]),
     ("synthetic: fail-above nan", [*SYNTH, "--out", "prev", "--fail-above", "nan"]),
-    # -- protect (the README's list: eta outside (0, 1/2))
+    # -- protect (the docs' list: eta outside (0, 1/2))
     ("protect: eta 0.7", [*PROTECT, "--eta", "0.7", "--out", "model.joblib"]),
     ("protect: eta 0", [*PROTECT, "--eta", "0", "--out", "model.joblib"]),
     ("protect: eta 0.5", [*PROTECT, "--eta", "0.5", "--out", "model.joblib"]),

@@ -354,15 +354,18 @@ def run_fits(
     n_classes : int, optional
         Number of classes ``C`` (default ``max(y) + 1``).
 
-    Warnings raised inside the fits (a ``ConvergenceWarning`` per model, say) are collected in the workers,
-    stored in each ledger row's ``meta["warnings"]`` and issued once per distinct message in this process
-    as a :class:`FitWarning` ("12 of 64 fits warned: ConvergenceWarning: ...").
-
     Returns
     -------
     proba : ndarray of float64, shape (n_tasks, n_query, n_classes)
         ``proba[j]`` is ``predict_proba(query_X)`` of the model of ``tasks[j]``, over all classes
         ``0..C-1`` (0 for a class its training set lacked), in the order of ``tasks``.
+
+    Warns
+    -----
+    FitWarning
+        Warnings raised inside the fits (a ``ConvergenceWarning`` per model, say) are collected in the
+        workers, stored in each ledger row's ``meta["warnings"]`` and issued once per distinct message in
+        this process as a :class:`FitWarning` ("12 of 64 fits warned: ConvergenceWarning: ...").
     """
     backend = check_choice("backend", backend, BACKENDS, owner="run_fits")
     if address is not None and backend != "ray":
