@@ -26,6 +26,22 @@ def shared_data() -> Path:
     return SHARED_DATA
 
 
+def _skeleton(obj):
+    """Keys and list lengths of a JSON value, its scalars left out: what a file's shape says."""
+    if isinstance(obj, dict):
+        return {k: _skeleton(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return ["list", len(obj), *[_skeleton(v) for v in obj if isinstance(v, (dict, list))]]
+    return "null" if obj is None else "scalar"
+
+
+@pytest.fixture(scope="session")
+def skeleton():
+    """The shape of a JSON value (keys and list lengths, no scalar): two releases that differ in one
+    record must have the same one."""
+    return _skeleton
+
+
 def pytest_collection_modifyitems(config, items):
     """Tests that start a local Ray instance run one after another on the same pytest worker (xdist group)."""
     for item in items:

@@ -25,15 +25,6 @@ DOMAIN = {
 }
 
 
-def skeleton(obj):
-    """Keys and list lengths of a JSON value, its scalars left out."""
-    if isinstance(obj, dict):
-        return {k: skeleton(v) for k, v in obj.items()}
-    if isinstance(obj, list):
-        return ["list", len(obj), *[skeleton(v) for v in obj if isinstance(v, (dict, list))]]
-    return "null" if obj is None else "scalar"
-
-
 @pytest.fixture(scope="module")
 def tables(tmp_path_factory):
     d = tmp_path_factory.mktemp("protect-domain")
@@ -53,7 +44,9 @@ def _protect(tables, name, out, *extra):
             "--out", str(out), "--json", *extra]  # fmt: skip
 
 
-def test_protect_with_a_domain_releases_the_same_shape_with_and_without_the_row(tables, tmp_path, capsys):
+def test_protect_with_a_domain_releases_the_same_shape_with_and_without_the_row(
+    tables, tmp_path, capsys, skeleton
+):
     # the attack: levels read from the table add a released coordinate exactly when the row is in it
     widths = [
         features_target(pd.read_csv(tables / f"{n}.csv"), "label", encode="onehot").X.shape[1]

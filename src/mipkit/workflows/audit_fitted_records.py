@@ -16,7 +16,6 @@ real extreme.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -25,11 +24,10 @@ import pandas as pd
 from mipkit._validation import MipkitValueError
 from mipkit.metrics.attack_summary import AttackSummary, fpr_label
 from mipkit.metrics.slices import SliceSummary, slice_summary
-from mipkit.workflows.audit_config import LABEL_SLICE, ROW_COLUMN, check_id_column
+from mipkit.workflows.audit_config import LABEL_SLICE, ROW_COLUMN, RecordInfo, check_id_column
 from mipkit.workflows.audit_fitted_columns import used_columns
 
 __all__ = [
-    "FittedRecords",
     "fitted_slices",
     "most_exposed_members",
     "record_id_field",
@@ -59,30 +57,6 @@ def record_id_field(id_column: str | None) -> str | None:
     return f"id_{id_column}" if taken else id_column
 
 
-@dataclass(frozen=True)
-class FittedRecords:
-    """Who each audited record is (aligned with the audited arrays) and its values of the slicing columns.
-
-    Attributes
-    ----------
-    rows : int array of shape (n,)
-        Position of each record in its own table.
-    ids : array of shape (n,) or None
-        The values of ``id_column``.
-    id_column : str or None
-    slices : dict column -> array of shape (n,)
-        Per-record values of the ``slice_by`` columns (the true class is added by the audit).
-    slice_features : dict column -> bool
-        Whether each slicing column is one the model reads.
-    """
-
-    rows: np.ndarray
-    ids: np.ndarray | None = None
-    id_column: str | None = None
-    slices: dict = field(default_factory=dict)
-    slice_features: dict = field(default_factory=dict)
-
-
 def _slice_names(slice_by: Sequence[str] | str | None, target: str | None) -> list[str]:
     items = [slice_by] if isinstance(slice_by, str) else list(slice_by or ())
     names = (c.strip() for item in items for c in str(item).split(","))
@@ -97,7 +71,7 @@ def records_of_tables(
     slice_by: Sequence[str] | str | None = (),
     target: str | None = None,
     what: Sequence[str] = ("members", "non-members"),
-) -> tuple[list[pd.DataFrame], FittedRecords, list[str]]:
+) -> tuple[list[pd.DataFrame], RecordInfo, list[str]]:
     """The feature tables without the id column, who their records are, and the columns the model ignores.
 
     ``tables`` are the feature tables (target removed) of the audited records, in order (members, then
@@ -135,14 +109,14 @@ def records_of_tables(
         slices[c] = pd.concat([t[c] for t in tables], ignore_index=True).to_numpy()
         features[c] = c in used
     rows = np.concatenate([np.arange(len(t)) for t in tables])
-    return list(tables), FittedRecords(rows, ids, id_column, slices, features), ignored
+    return list(tables), RecordInfo(rows, ids, id_column, slices, features), ignored
 
 
 def scores_table(
     scores: Mapping[str, np.ndarray],
     summaries: Mapping[str, AttackSummary],
     member: np.ndarray,
-    records: FittedRecords,
+    records: RecordInfo,
 ) -> pd.DataFrame:
     """One row per audited record: ``record``, ``row``, the ids, ``member``, and for each attack its score,
     the score's rank and, with FPR 1% measured, whether the attack flags the record there."""
@@ -184,7 +158,7 @@ def fitted_slices(
     scores: Mapping[str, np.ndarray],
     summaries: Mapping[str, AttackSummary],
     member: np.ndarray,
-    records: FittedRecords,
+    records: RecordInfo,
     *,
     true_class: np.ndarray | None,
     label_name: str,

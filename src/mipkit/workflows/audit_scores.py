@@ -26,7 +26,7 @@ records of one model), simultaneous over the attacks (docs/theory.md section 11)
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -39,8 +39,8 @@ from mipkit.attacks.registry import ATTACKS, AttackInputs, _finite, run_score_at
 from mipkit.engine.ledger import hash_array
 from mipkit.metrics.attack_summary import summarize_attack
 from mipkit.metrics.roc import DEFAULT_BASE_RATES, DEFAULT_FPRS
-from mipkit.workflows.audit_config import AuditConfig, check_measurement
-from mipkit.workflows.audit_fitted_records import FittedRecords, fitted_slices, scores_table
+from mipkit.workflows.audit_config import AuditConfig, RecordInfo, check_measurement
+from mipkit.workflows.audit_fitted_records import fitted_slices, scores_table
 from mipkit.workflows.audit_fitted_result import FITTED_MODEL, RECORD_BOOTSTRAP_METHOD, FittedAuditResult
 from mipkit.workflows.audit_verdict import check_policy, headline_statistics, provenance, verdict
 
@@ -242,7 +242,7 @@ def audit_predictions(
     *,
     reference: Sequence[ModelOutputs] = (),
     ids: Any = None,
-    records: FittedRecords | None = None,
+    records: RecordInfo | None = None,
     label_name: str = "label",
     classes: Sequence[Any] | None = None,
     attacks: Sequence[str] = ("loss", "lira", "rmia"),
@@ -273,7 +273,7 @@ def audit_predictions(
         Reference models' outputs of the same kind, each with its ``member`` (default: all OUT).
     ids : array of shape (n,), optional
         Record ids (an ``id`` column), carried into the per-record table ``scores``.
-    records : FittedRecords, optional
+    records : RecordInfo, optional
         Who the records are (rows, ids and the id column's name) and their ``slice_by`` values
         (:mod:`mipkit.workflows.audit_fitted_records`); replaces ``ids``.
     label_name : str
@@ -361,7 +361,7 @@ def audit_predictions(
     stats["method"] = RECORD_BOOTSTRAP_METHOD
     names = np.asarray([str(c) for c in classes]) if classes is not None else np.arange(target.shape[1])
     if records is None:
-        records = FittedRecords(np.arange(n), *((np.asarray(ids), "id") if ids is not None else ()))
+        records = RecordInfo(np.arange(n), *((np.asarray(ids), "id") if ids is not None else ()))
     if np.shape(records.rows) != (n,) or (records.ids is not None and np.shape(records.ids) != (n,)):
         raise MipkitValueError(f"The records' rows and ids must have one entry per record ({n}).")
     table = scores_table(scores, summaries, mem, records)
@@ -369,12 +369,7 @@ def audit_predictions(
         {row: np.asarray(sc).reshape(-1)[game] for row, sc in scores.items()},
         summaries,
         mem[game],
-        replace(
-            records,
-            rows=np.asarray(records.rows)[game],
-            ids=None if records.ids is None else np.asarray(records.ids)[game],
-            slices={c: np.asarray(v)[game] for c, v in records.slices.items()},
-        ),
+        records.take(game),
         true_class=None if kind == "loss" else names[y][game],
         label_name=label_name,
         fprs=tuple(float(f) for f in fprs),

@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from mipkit._validation import MipkitValueError
-from mipkit.workflows.audit_fitted_records import FittedRecords
+from mipkit.workflows.audit_config import RecordInfo
 from mipkit.workflows.audit_fitted_result import FittedAuditResult
 from mipkit.workflows.audit_scores import ModelOutputs, audit_predictions
 
@@ -88,7 +88,7 @@ class PredictionsTable:
     outputs: ModelOutputs
     reference: list[ModelOutputs] = field(default_factory=list)
     classes: list[str] = field(default_factory=list)
-    records: FittedRecords | None = None
+    records: RecordInfo | None = None
     label_name: str = "label"
 
 
@@ -250,7 +250,7 @@ def read_predictions(
         member = _member_words(df, cols.member, str(cols.member_value).strip())
     else:
         member = _member(df, cols.member)
-    records = FittedRecords(
+    records = RecordInfo(
         np.arange(len(df)),
         ids,
         cols.id,
