@@ -93,8 +93,9 @@ def test_the_split_is_secret_and_written_only_when_asked(table, tmp_path, capsys
         capsys.readouterr()
         return out
 
-    plain = run(tmp_path / "plain")
+    plain = run(tmp_path / "plain", "--audit")
     assert not (plain / "split.parquet").exists()
+    assert not (plain / "audit").exists()  # its per-record scores would match each table row's loss
     assert "split.parquet" not in (plain / "results.json").read_text()
     members = [
         set(pd.read_parquet(run(tmp_path / f"r{i}", "--record-split") / "split.parquet").query("member").row)

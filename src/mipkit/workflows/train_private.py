@@ -15,8 +15,8 @@ classifier), ``certificate.json``, with ``record_split`` ``split.parquet`` (whic
 membership the certificate protects: as private as the data), ``results.json`` (kind
 ``"train-private"``), ``report.md`` and ``report.html`` (the certificate's trade-off curve, the held-out
 accuracy). With ``audit``, the fitted model is audited against its certificate on its training rows versus
-the held-out rows (:func:`mipkit.workflows.train_private_run.audit_against_certificate`; run folder
-``audit/``).
+the held-out rows (:func:`mipkit.workflows.train_private_run.audit_against_certificate`); its run folder
+``audit/``, whose per-record scores carry the split, only with ``record_split``.
 """
 
 from __future__ import annotations
@@ -300,7 +300,7 @@ def _audit_lines(audit: dict | None) -> str:
     )  # fmt: skip
     verdict = "within its certificate" if audit["holds"] else "ABOVE its certificate beyond sampling error"
     return (
-        f"- Audit ({AUDIT_DIR}/): {audit['attack'].upper()} on {audit['members']} training rows vs "
+        f"- Audit: {audit['attack'].upper()} on {audit['members']} training rows vs "
         f"{audit['non_members']} held-out rows: {tprs}; the model is {verdict}. {audit['note']}\n"
     )
 
@@ -386,7 +386,8 @@ def train_private(
             train_idx,
             test_idx,
             clf.certificate_.certified,
-            out_dir=None if out_dir is None else Path(out_dir) / AUDIT_DIR,
+            # the audit's per-record scores and most exposed members give the split away: written with it
+            out_dir=None if out_dir is None or not config.record_split else Path(out_dir) / AUDIT_DIR,
             seed=config.seed,
         )
     result = TrainPrivateResult(
