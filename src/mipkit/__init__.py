@@ -1,45 +1,45 @@
 """mipkit: membership-inference and re-identification risk for releases built from personal records.
 
-Three parts, one direction of data flow (see ``docs`` and the README):
+Every verb has one shape (:mod:`mipkit.workflows._shape`): a frozen config checked when built,
+``verb(data, config) -> Result``, and a frozen result with ``summary``, ``to_dict``, ``to_frame`` and
+``write``. The eleven verbs, their configs and results are importable from here:
 
-* ``mipkit.accounting`` (certify): privacy guarantees as trade-off curves, turned into operational risk,
-  and noise calibrated to a risk target;
-* ``mipkit.mechanisms`` (protect): mechanisms that reach a risk target;
-* ``mipkit.game``, ``mipkit.attacks``, ``mipkit.metrics``, ``mipkit.report`` (audit): what attackers
-  achieve empirically, with confidence intervals.
+>>> import mipkit
+>>> result = mipkit.risk(mipkit.RiskInput(epsilon=1.0, delta=1e-5), mipkit.RiskConfig())  # doctest: +SKIP
 
 ``import mipkit`` is light (it imports neither numpy nor any subpackage), so that the command line starts
-fast; :class:`MipkitValueError` is loaded on first access.
+fast; each name loads its module on first access.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from mipkit._lazy import lazy_exports
 
 __version__ = "0.1.0"
 
-__all__ = ["MipkitValueError", "__version__", "audit_fitted", "audit_predictions"]
-
-_WORKFLOWS = {
-    "audit_fitted": "mipkit.workflows.audit_fitted",
-    "audit_predictions": "mipkit.workflows.audit_scores",
-}
-
-if TYPE_CHECKING:  # pragma: no cover
-    from mipkit._validation import MipkitValueError
-
-
-def __getattr__(name: str) -> Any:
-    if name == "MipkitValueError":
-        from mipkit._validation import MipkitValueError
-
-        return MipkitValueError
-    if name in _WORKFLOWS:  # the audit of one fitted model, imported on first access
-        import importlib  # by name: the root package sits above no layer (report imports __version__)
-
-        return getattr(importlib.import_module(_WORKFLOWS[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+VERBS = (
+    "risk",
+    "calibrate",
+    "protect",
+    "audit_noise",
+    "audit",
+    "audit_fitted",
+    "audit_scores",
+    "audit_synthetic",
+    "train_private",
+    "audit_one_run",
+    "synthesize",
+)
 
 
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+def _camel(verb: str) -> str:
+    return "".join(part.capitalize() for part in verb.split("_"))
+
+
+_EXPORTS = {
+    f"workflows.{verb}": f"{verb} {_camel(verb)}Config {_camel(verb)}Result" for verb in VERBS
+} | {"_validation": "MipkitValueError"}
+
+_lazy, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
+
+__all__ = ["VERBS", "__version__", *sorted(_lazy)]
