@@ -10,7 +10,7 @@ Sections (each writes its part of ``benchmarks/results/dpsgd_adult[_quick].json`
 
 1. **Targets.** For TPR at 1% FPR targets 0.02, 0.05 and 0.10, :class:`mipkit.trainers.DPSGDClassifier`
    calibrates its noise multiplier for the exact sample rate and steps of a model trained on half of the
-   pool (replace-one neighbours: the audit's game) and ``mipkit.workflows.audit_model.run_audit`` trains
+   pool (replace-one neighbours: the audit's game) and ``mipkit.workflows.audit.run.run_audit`` trains
    ``--models`` such models on random halves and attacks ``--targets`` of them with LOSS, LiRA and RMIA.
    Reported: noise, held-out accuracy, the strongest attack's TPR at 1% FPR with the lower end of its 95%
    interval (the verdict: below the certified bound?), and the same for the non-private MLP.
@@ -148,7 +148,7 @@ def certified_mu(curve, grid: int = 4000) -> float:
 
 
 def audit(args, ds: Dataset, model: str, params: dict, name: str) -> dict:
-    from mipkit.workflows.audit_model import AuditConfig, run_audit
+    from mipkit.workflows.audit.run import AuditConfig, run_audit
 
     cfg = AuditConfig(
         model=model,
@@ -382,7 +382,7 @@ def figure(figs: dict, plains: dict, args) -> None:
 
 
 def section_one_run(args, train: Dataset, summary: dict) -> None:
-    from mipkit.workflows.audit_one_run import OneRunConfig, run_one_run_audit
+    from mipkit.workflows.audit_one_run.run import OneRunConfig, run_one_run_audit
 
     rows = []
     cases = [

@@ -64,7 +64,7 @@ API_SCRIPT = r"""
 import json, resource, sys, time
 t0 = time.perf_counter()
 import pandas as pd
-from mipkit.workflows.audit_synthetic import audit_synthetic
+from mipkit.workflows.audit_synthetic.run import audit_synthetic
 a = json.loads(sys.argv[1])
 tables = {k: pd.read_csv(v) for k, v in a["files"].items()}
 res = audit_synthetic(tables["original"], tables["synthetic"], holdout=tables["holdout"], random_state=0)

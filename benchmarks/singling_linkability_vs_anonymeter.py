@@ -6,7 +6,7 @@ Data (``$MIPKIT_SHARED_DATA``, default ``../shared/data``): the trio of
 
 Same inputs for both tools, anonymeter's README settings: singling out with 500 attacks, univariate and
 multivariate (4 columns); linkability with 2000 targets, 10 neighbours and anonymeter's two column subsets.
-mipkit runs :func:`mipkit.workflows.synthetic_anonymity.singling_out` / ``linkability`` (what
+mipkit runs :func:`mipkit.workflows.audit_synthetic.anonymity.singling_out` / ``linkability`` (what
 ``mipkit audit-synthetic --singling-out 500 --singling-out-cols 4 --linkability ... --linkability-neighbors
 10 --n-attacks 2000`` runs); anonymeter runs in its own venv (``benchmarks/envs/anonymeter``), timed in a
 subprocess, its linkability twice (the first call compiles numba kernels).
@@ -175,7 +175,7 @@ def main() -> None:
     from mipkit.metrics.inference import anonymeter_risk
     from mipkit.report.results import write_json_atomic
     from mipkit.stats import Proportion
-    from mipkit.workflows.synthetic_anonymity import linkability, singling_out
+    from mipkit.workflows.audit_synthetic.anonymity import linkability, singling_out
 
     original, syn, ctl = load_adult_trio()
     print(f"original {len(original)}, synthetic {len(syn)}, control {len(ctl)} rows", flush=True)

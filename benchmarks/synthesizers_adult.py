@@ -149,8 +149,8 @@ def evaluate(ds: dict, method: str, epsilon: float | None, args, train, test, re
     from mipkit.synthesize.certificate import certificate_from_dp
     from mipkit.synthesize.preprocess import infer_domain
     from mipkit.synthesize.quality import fidelity, mode_collapse_share, utility_auc
-    from mipkit.workflows.audit_synthetic import audit_synthetic
-    from mipkit.workflows.synthesize import synthesize
+    from mipkit.workflows.audit_synthetic.run import audit_synthetic
+    from mipkit.workflows.synthesize.run import synthesize
 
     full, quick = OPTIONS[method]
     opts = quick if args.quick else full

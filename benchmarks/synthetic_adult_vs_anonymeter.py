@@ -153,7 +153,7 @@ def main() -> None:
     ap.add_argument("--tag", default="", help="--cli-compare: suffix of the result file")
     args = ap.parse_args()
 
-    from mipkit.workflows.audit_synthetic import attribute_inference, audit_synthetic
+    from mipkit.workflows.audit_synthetic.run import attribute_inference, audit_synthetic
 
     original, syn, ctl = load_adult_trio()
     print(f"original {len(original)}, synthetic {len(syn)}, control {len(ctl)} rows")
@@ -260,7 +260,7 @@ def compare_inference(args, original, syn, ctl) -> None:
     """Only the timed attribute-inference comparison (mipkit first, then anonymeter, back to back)."""
     from mipkit.data.tables import check_tables
     from mipkit.report.results import write_json_atomic
-    from mipkit.workflows.audit_synthetic import attribute_inference
+    from mipkit.workflows.audit_synthetic.run import attribute_inference
 
     load0 = os.getloadavg()[0]
 
@@ -320,7 +320,7 @@ LIB_SCRIPT = r"""
 import json, sys, time
 t0 = time.perf_counter()
 from mipkit.data.io import read_table
-from mipkit.workflows.audit_synthetic import audit_synthetic
+from mipkit.workflows.audit_synthetic.run import audit_synthetic
 a = json.loads(sys.argv[1])
 t1 = time.perf_counter()
 tables = {k: read_table(v) for k, v in a["files"].items()}

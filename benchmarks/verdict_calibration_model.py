@@ -1,16 +1,16 @@
 """Calibration of the model audit's verdict (issue 9): false alarms on a null trainer, power on known leaks.
 
-Null: ``--n-null`` audits (default 200) of :class:`mipkit.workflows.audit_calibration.NullTrainer`
+Null: ``--n-null`` audits (default 200) of :class:`mipkit.workflows.audit.calibration.NullTrainer`
 (``predict_proba`` = seeded uniform noise, independent of the training data) on scikit-learn's breast-cancer
 set, 8 models, attacks loss/lira/rmia, seeds 0.. - exactly the audit's code after the fits
-(:func:`mipkit.workflows.audit_calibration.null_audit`). A false alarm is a headline that says the model
+(:func:`mipkit.workflows.audit.calibration.null_audit`). A false alarm is a headline that says the model
 "measurably reveals" membership (interval above 0). BEFORE: the old rule (strongest attack's Clopper-Pearson
 interval on pooled trials), recomputed from the same runs; AFTER: the two-way cluster bootstrap, simultaneous
 over the attacks. Rates come with exact (Clopper-Pearson) 95% intervals. The empirical design effect is the
 variance of each attack's eta over the null seeds divided by the binomial variance ``1 / (4 * trials)``.
 
 Power: ``--n-power`` audits each (default 10, seeds 0..; the committed results use 50) of two known leaks
-through :func:`mipkit.workflows.audit_model.run_audit`: an unregularised random forest and an MLP that
+through :func:`mipkit.workflows.audit.run.run_audit`: an unregularised random forest and an MLP that
 memorises (256-256 units, no weight decay, standardised features inside the trainer).
 
 Usage (the commands of the committed results: the null part at load average 12 took about 40 minutes; that
@@ -38,10 +38,10 @@ from sklearn.datasets import load_breast_cancer
 
 from mipkit.data.io import Dataset
 from mipkit.stats import clopper_pearson
-from mipkit.workflows.audit_calibration import null_audit
-from mipkit.workflows.audit_config import AuditConfig
-from mipkit.workflows.audit_model import run_audit
-from mipkit.workflows.audit_verdict import old_headline_reveals
+from mipkit.workflows.audit.calibration import null_audit
+from mipkit.workflows.audit.config import AuditConfig
+from mipkit.workflows.audit.run import run_audit
+from mipkit.workflows.audit.verdict import old_headline_reveals
 
 ATTACKS = ("loss", "lira", "rmia")
 LEAKS = {
@@ -173,7 +173,7 @@ def _power_part(par, args, path: Path, null: dict, n: int, start: float) -> None
     out = {
         "benchmark": "verdict_calibration_model",
         "data": "sklearn breast cancer (569 records), 8 models, 8 targets, attacks loss/lira/rmia",
-        "null_trainer": "mipkit.workflows.audit_calibration.NullTrainer (seeded uniform noise)",
+        "null_trainer": "mipkit.workflows.audit.calibration.NullTrainer (seeded uniform noise)",
         "n_null": n,
         "n_power": args.n_power,
         "n_boot": args.n_boot,

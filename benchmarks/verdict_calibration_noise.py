@@ -33,7 +33,7 @@ import numpy as np
 from sklearn.dummy import DummyRegressor
 
 from mipkit.stats import clopper_pearson
-from mipkit.workflows.audit_noise import audit_noise
+from mipkit.workflows.audit_noise.run import audit_noise
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"

@@ -11,13 +11,14 @@ copies of training rows, the rest fresh draws.
    structure held fixed) and the delete-one jackknife (neighbours recomputed); Clopper-Pearson intervals on
    each coverage, and the mean interval half-width against the Monte Carlo spread of the estimates.
 2. ``calibration`` - ``--audits`` (default 200) null audits and ``--power-audits`` (default 100) leaky audits
-   through :func:`mipkit.workflows.audit_synthetic.audit_synthetic` at ``--n-audit`` records (NNAA, DCR, and
+   through :func:`mipkit.workflows.audit_synthetic.run.audit_synthetic` at ``--n-audit`` records (NNAA,
+   DCR, and
    attribute inference of one secret): the share of "finding" verdicts for each policy metric, with its
    Clopper-Pearson interval. Policies: privacy loss > 0, DCR AUC > 0.5, like-for-like inference PI > 0.
    "Before" decides the privacy-loss policy with the record bootstrap's interval (the only interval the
    earlier versions had); the other two metrics had no interval before.
 
-3. ``headline`` - the default verdict (the family of :mod:`mipkit.workflows.synthetic_headline`) on real
+3. ``headline`` - the default verdict (the family of :mod:`mipkit.workflows.audit_synthetic.headline`) on real
    UCI Adult (``adult.data`` + ``adult.test``, 48,842 rows; ``../shared/data`` or ``$MIPKIT_SHARED_DATA``):
    each split draws disjoint training, holdout and synthetic tables of ``--n-headline`` rows (default
    2,000). Null: the synthetic rows are fresh Adult rows (``--null-audits``, default 200; the first
@@ -134,7 +135,7 @@ def coverage(args) -> dict:
 
 def calibration(args) -> dict:
     from mipkit.metrics.nnaa import _record_bootstrap_intervals
-    from mipkit.workflows.audit_synthetic import audit_synthetic
+    from mipkit.workflows.audit_synthetic.run import audit_synthetic
 
     n = args.n_audit
     policies = {"privacy_loss": 0.0, "dcr_auc": 0.5, "inference_pi": 0.0}
@@ -155,7 +156,7 @@ def calibration(args) -> dict:
         d = res.to_dict()
         verdicts = {}
         for metric, thr in policies.items():
-            from mipkit.workflows.synthetic_verdict import synthetic_verdict
+            from mipkit.workflows.audit_synthetic.verdict import synthetic_verdict
 
             v = synthetic_verdict(d, metric=metric, fail_above=thr, inference_family=d["inference_family"])
             verdicts[metric] = v["status"]
@@ -219,7 +220,7 @@ def adult_split(adult: pd.DataFrame, n: int, kind: str, share: float, seed: int)
 
 
 def _judge(d: dict) -> dict:
-    from mipkit.workflows.synthetic_verdict import synthetic_verdict
+    from mipkit.workflows.audit_synthetic.verdict import synthetic_verdict
 
     out = {}
     for thr in THRESHOLDS:
@@ -245,7 +246,7 @@ def _rates(rows: list[dict]) -> dict:
 
 
 def headline(args, save=lambda out: None, previous: dict | None = None) -> dict:
-    from mipkit.workflows.audit_synthetic import audit_synthetic
+    from mipkit.workflows.audit_synthetic.run import audit_synthetic
 
     previous = previous or {}
     adult = load_adult()

@@ -11,7 +11,7 @@ import io
 import numpy as np
 import pandas as pd
 
-import mipkit.workflows.synthesize as wf
+import mipkit.workflows.synthesize.run as wf
 from mipkit.cli import main
 from mipkit.data.csv_out import neutralise_formulas, to_safe_csv
 from mipkit.synthesize.certificate import uncertified

@@ -118,7 +118,7 @@ def test_a_failed_rerun_keeps_config_results_and_scores(table, run, capsys):
 
 def test_config_json_is_written_with_the_results_only(table, run, monkeypatch, capsys):
     """A rerun that fails after its fits (while writing) leaves config.json of the previous run."""
-    import mipkit.workflows.audit_result as audit_result
+    import mipkit.workflows.audit.result as audit_result
 
     before = _digest(run)
 

@@ -36,9 +36,9 @@ def _camel(verb: str) -> str:
     return "".join(part.capitalize() for part in verb.split("_"))
 
 
-_EXPORTS = {
-    f"workflows.{verb}": f"{verb} {_camel(verb)}Config {_camel(verb)}Result" for verb in VERBS
-} | {"_validation": "MipkitValueError"}
+_EXPORTS = {f"workflows.{verb}": f"{verb} {_camel(verb)}Config {_camel(verb)}Result" for verb in VERBS} | {
+    "_validation": "MipkitValueError"
+}
 
 _lazy, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 

@@ -50,7 +50,7 @@ def outputs():
 
 
 def test_registry_lists_every_attack_the_cli_accepts():
-    from mipkit.workflows.audit_config import AuditConfig
+    from mipkit.workflows.audit.config import AuditConfig
 
     assert attack_names() == ("loss", "lira", "rmia", "ltu")
     for name in attack_names():

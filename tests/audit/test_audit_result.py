@@ -17,7 +17,7 @@ from sklearn.datasets import make_classification
 from mipkit.data.io import Dataset
 from mipkit.report import read_results
 from mipkit.stats import clopper_pearson
-from mipkit.workflows.audit_model import AuditConfig, AuditResult, run_audit
+from mipkit.workflows.audit.run import AuditConfig, AuditResult, run_audit
 
 HEADER = {"schema_version", "kind", "mipkit_version", "created"}
 

@@ -18,13 +18,13 @@ from mipkit.data.io import Dataset
 from mipkit.game.trainers import register_trainer
 from mipkit.report import read_results
 from mipkit.stats import clopper_pearson
-from mipkit.workflows.audit_model import (
+from mipkit.workflows.audit.measure import read_certificate
+from mipkit.workflows.audit.result import vulnerability_table
+from mipkit.workflows.audit.run import (
     AuditConfig,
     independent_halves,
     run_audit,
 )
-from mipkit.workflows.audit_model_measure import read_certificate
-from mipkit.workflows.audit_result import vulnerability_table
 
 
 def tiny(n=120, seed=0) -> Dataset:
@@ -229,7 +229,7 @@ def test_certificate_protocol_with_a_tradeoff_curve():
     from scipy.stats import norm
 
     from mipkit.game.trainers import resolve_trainer
-    from mipkit.workflows.audit_model_measure import annotate_certificate
+    from mipkit.workflows.audit.measure import annotate_certificate
 
     spec = resolve_trainer(f"{__name__}.CurveCertifiedTrainer", {"eta": 0.3, "mu": 1.0})
     cert = read_certificate(spec, tiny(), np.arange(60), 0, (0.001, 0.01))

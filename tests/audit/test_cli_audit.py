@@ -213,7 +213,7 @@ class _Captured:
     strongest_attack = "loss"
 
     def __init__(self, config=None):
-        from mipkit.workflows.audit_verdict import verdict
+        from mipkit.workflows.audit.verdict import verdict
 
         stats = {
             "headline": {"attack": "loss", "eta": 0.3, "eta_ci": [0.2, 0.4]},
@@ -258,7 +258,7 @@ def captured(monkeypatch, tmp_path):
         )
         return _Captured(config)
 
-    monkeypatch.setattr("mipkit.workflows.audit_model.run_audit", fake_run_audit)
+    monkeypatch.setattr("mipkit.workflows.audit.run.run_audit", fake_run_audit)
     return calls
 
 
@@ -324,7 +324,7 @@ def test_model_json_and_fail_above_keys(captured, tmp_path, capsys):
 
 
 def test_cli_defaults_are_the_config_defaults(captured):
-    from mipkit.workflows.audit_model import AuditConfig
+    from mipkit.workflows.audit.run import AuditConfig
 
     assert main(["audit", "--model", "pkg.Model", "--quiet"]) == 0
     got = captured[-1]

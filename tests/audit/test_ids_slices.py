@@ -19,7 +19,7 @@ from mipkit.cli import main
 from mipkit.data.io import Dataset
 from mipkit.metrics.slices import slice_summary
 from mipkit.report.results import SCHEMA_VERSION
-from mipkit.workflows.audit_model import AuditConfig, run_audit
+from mipkit.workflows.audit.run import AuditConfig, run_audit
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "audit.md"
 FOREST = {"model": "sklearn.ensemble.RandomForestClassifier", "params": {"n_estimators": 6}}

@@ -10,7 +10,7 @@ from sklearn.datasets import make_classification
 from mipkit.data.io import Dataset
 from mipkit.report.audit_report import plain_summary, roc_figure, top_records
 from mipkit.report.audit_verdict_report import certificate_sentences, verdict_section
-from mipkit.workflows.audit_model import AuditConfig, run_audit
+from mipkit.workflows.audit.run import AuditConfig, run_audit
 
 
 @pytest.fixture(scope="module")

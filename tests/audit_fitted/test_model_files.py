@@ -22,7 +22,7 @@ from mipkit.game.model_files import (
     load_model_file,
     save_model_file,
 )
-from mipkit.workflows.audit_fitted import audit_fitted
+from mipkit.workflows.audit_fitted.run import audit_fitted
 
 pytest.importorskip("skops")
 

@@ -12,8 +12,8 @@ from sklearn.preprocessing import StandardScaler
 
 import mipkit
 from mipkit._validation import MipkitValueError
-from mipkit.workflows.audit_fitted import audit_fitted
-from mipkit.workflows.audit_scores import balanced_trials
+from mipkit.workflows.audit_fitted.run import audit_fitted
+from mipkit.workflows.audit_scores.run import balanced_trials
 
 
 def _table(n: int = 360, seed: int = 0, regression: bool = False) -> pd.DataFrame:
@@ -146,7 +146,7 @@ def test_members_and_non_members_that_overlap_are_refused():
 
 
 def test_run_audit_accepts_a_dataframe(tmp_path):
-    from mipkit.workflows.audit_model import AuditConfig, run_audit
+    from mipkit.workflows.audit.run import AuditConfig, run_audit
 
     df = _table(n=80, seed=4)
     config = AuditConfig(

@@ -14,8 +14,8 @@ from sklearn.metrics import roc_auc_score
 
 import mipkit.cli as cli
 from mipkit.game.model_files import PickleLoadWarning, load_model_file
-from mipkit.workflows.audit_fitted import audit_fitted
-from mipkit.workflows.audit_scores import ModelOutputs, audit_predictions
+from mipkit.workflows.audit_fitted.run import audit_fitted
+from mipkit.workflows.audit_scores.run import ModelOutputs, audit_predictions
 
 WRITER = textwrap.dedent(
     """
@@ -145,7 +145,7 @@ def test_a_loss_column_is_audited_as_cross_entropy(written):
     pred = pd.read_csv(written / "predictions_target_only.csv")
     p_true = np.where(pred["label"] == "yes", pred["p_yes"], pred["p_no"])
     frame = pred[["id", "member"]].assign(loss=-np.log(p_true))
-    from mipkit.workflows.audit_scores_file import audit_predictions_file
+    from mipkit.workflows.audit_scores.file import audit_predictions_file
 
     result = audit_predictions_file(frame, n_boot=200)
     assert result.summaries["loss"].auc == pytest.approx(
@@ -203,7 +203,7 @@ def test_bad_predictions_exit_2_with_one_line(written, tmp_path, capsys, case, w
 
 
 def test_logit_columns_and_offline_references(written):
-    from mipkit.workflows.audit_scores_file import audit_predictions_file
+    from mipkit.workflows.audit_scores.file import audit_predictions_file
 
     pred = pd.read_csv(written / "predictions.csv")
     frame = pred[["id", "label", "member"]].copy()
@@ -228,7 +228,7 @@ def test_unequal_members_and_non_members_are_measured_at_the_mip_prior():
     many members drawn at random (seeded), and the per-record scores still cover every record. Over 40
     audits of outputs that ignore membership, eta stays near 0 (measured on all 500 trials its standard
     deviation was 0.125: a threshold that calls everyone a member is right 80% of the time)."""
-    from mipkit.workflows.audit_scores import ModelOutputs, audit_predictions, balanced_trials
+    from mipkit.workflows.audit_scores.run import ModelOutputs, audit_predictions, balanced_trials
 
     member = np.r_[np.ones(400, bool), np.zeros(100, bool)]
     game = balanced_trials(member, seed=3)

@@ -20,7 +20,7 @@ import mipkit
 import mipkit.cli as cli
 from mipkit._validation import MipkitValueError
 from mipkit.game.model_files import save_model_file
-from mipkit.workflows.audit_scores import balanced_trials
+from mipkit.workflows.audit_scores.run import balanced_trials
 
 ALL_ROWS = {"loss", "lira-online", "lira-offline", "rmia-online", "rmia-offline"}
 

@@ -12,7 +12,7 @@ import pytest
 from mipkit.cli import main
 from mipkit.data.io import Dataset
 from mipkit.metrics.dp_lower_bounds import one_run_lower_bound
-from mipkit.workflows.audit_one_run import OneRunConfig, run_one_run_audit
+from mipkit.workflows.audit_one_run.run import OneRunConfig, run_one_run_audit
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from sklearn.datasets import make_classification
 
 from mipkit.cli import main
 from mipkit.defences import OptimallySoftLabels
-from mipkit.workflows.audit_model import independent_halves
+from mipkit.workflows.audit.run import independent_halves
 
 PARAMS = {"alpha": 0.5, "base": "logistic", "base_params": {"C": 0.5}, "n_splits": 3}
 N, K, SEED = 80, 4, 3

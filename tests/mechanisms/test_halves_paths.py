@@ -16,7 +16,8 @@ from sklearn.linear_model import LinearRegression
 from mipkit._random import noise_generator, spawn_seeds
 from mipkit.game import independent_halves, random_half, random_halves
 from mipkit.mechanisms import MIPNoise, fit_on_halves, mip_release
-from mipkit.workflows import audit_model, audit_noise
+from mipkit.workflows.audit import run as audit_model
+from mipkit.workflows.audit_noise import run as audit_noise
 
 SEEDS = [0, 7, 2**31 - 2]
 

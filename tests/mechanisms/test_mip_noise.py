@@ -21,7 +21,7 @@ from mipkit.mechanisms import (
     mip_release,
 )
 from mipkit.mechanisms.noise_samplers import ExpNormNoise, GaussianNoise, Izzo2024Noise
-from mipkit.workflows.audit_noise import audit_noise_wrapper
+from mipkit.workflows.audit_noise.run import audit_noise_wrapper
 
 
 def small_regression(n=40, d=3, seed=0):

@@ -184,7 +184,7 @@ def test_killed_run_resumes_from_its_checkpoint(table, domain, tmp_path, capsys)
     continues from it, says so, removes it, and writes what an uninterrupted run writes."""
     pytest.importorskip("torch")
     from mipkit.data.io import read_table
-    from mipkit.workflows.synthesize import synthesize
+    from mipkit.workflows.synthesize.run import synthesize
 
     params = {"n_generator": 6, "n_critic": 2, "critic_hidden": [8], "sample_rate": 0.3}
     params["checkpoint_every"] = 2

@@ -73,7 +73,7 @@ def test_estimated_range_is_grid_points_not_the_records_extremes():
 def test_no_rare_category_or_extreme_without_a_public_domain(method):
     """The attack: MST with a domain read from the data put 15 of 19 singleton levels into synthetic.csv.
     Without a public domain the domain is estimated privately, and the certificate composes its share."""
-    from mipkit.workflows.synthesize import synthesize
+    from mipkit.workflows.synthesize.run import synthesize
 
     if method == "dpwgan-gp":
         pytest.importorskip("torch")
@@ -239,7 +239,7 @@ def test_types_come_back():
 def test_integer_and_bool_columns_keep_their_types():
     """MST wrote an integer column as "49.0" and a bool column as text."""
     pytest.importorskip("mbi", reason="the synth extra (mbi) is not installed")
-    from mipkit.workflows.synthesize import synthesize
+    from mipkit.workflows.synthesize.run import synthesize
 
     rng = np.random.default_rng(4)
     df = pd.DataFrame(

@@ -18,7 +18,7 @@ import pytest
 from mipkit._random import OS_ENTROPY, SEEDED
 from mipkit.cli import main
 from mipkit.synthesize.certificate import SEEDED_NOTE
-from mipkit.workflows.synthesize import synthesize
+from mipkit.workflows.synthesize.run import synthesize
 
 FAST = {
     "dpwgan-gp": {"n_generator": 3, "n_critic": 2, "critic_hidden": (8,), "sample_rate": 0.3},

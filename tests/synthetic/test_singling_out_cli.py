@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from mipkit.cli import main
-from mipkit.workflows.audit_synthetic import audit_synthetic
+from mipkit.workflows.audit_synthetic.run import audit_synthetic
 
 
 @pytest.fixture()

@@ -11,7 +11,7 @@ import pytest
 
 from mipkit.report.results import read_results
 from mipkit.stats import wilson
-from mipkit.workflows.audit_synthetic import SyntheticAuditResult, audit_synthetic
+from mipkit.workflows.audit_synthetic.run import SyntheticAuditResult, audit_synthetic
 
 
 def _table(n, rng):

@@ -132,7 +132,7 @@ def test_audit_of_dp_sgd_models_carries_the_certificate(tmp_path, capsys):
 
 def test_a_measurement_above_the_certificate_is_a_violation():
     """Judged on the lower end of the measured interval, FPR by FPR."""
-    from mipkit.workflows.certified_verdicts import certificate_by_attack
+    from mipkit.workflows.audit.certified import certificate_by_attack
 
     stats = {"attacks": {
         "lira": {"tpr_at_fpr": {"0.01": {"tpr": 0.08, "tpr_ci_simultaneous": [0.06, 0.10]},

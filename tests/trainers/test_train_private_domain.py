@@ -17,7 +17,7 @@ import pytest
 
 from mipkit.cli import main
 from mipkit.data.io import features_target
-from mipkit.workflows.train_private import held_out_generator, split_held_out
+from mipkit.workflows.train_private.run import held_out_generator, split_held_out
 
 pytest.importorskip("torch", reason="torch is not installed (pip install mipkit[torch])")
 

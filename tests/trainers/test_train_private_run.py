@@ -67,7 +67,7 @@ def test_the_audit_catches_a_model_that_leaks_past_a_certificate():
     """The attack that breaks the rule: a memorising model against a tight certificate is a violation."""
     from sklearn.ensemble import RandomForestClassifier
 
-    from mipkit.workflows.train_private_run import audit_against_certificate
+    from mipkit.workflows.train_private.records import audit_against_certificate
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(600, 5))

@@ -62,7 +62,7 @@ def test_torch_mlp_fit_reports_each_step(data):
 
 def test_train_private_passes_the_bar_to_the_fit(data):
     from mipkit.data import Dataset
-    from mipkit.workflows.train_private import TrainPrivateConfig, train_private
+    from mipkit.workflows.train_private.run import TrainPrivateConfig, train_private
 
     X, y = data
     cfg = TrainPrivateConfig(

@@ -20,9 +20,9 @@ from mipkit.stats import (
     simultaneous_intervals,
     two_way_ratio_replicates,
 )
-from mipkit.workflows.audit_calibration import NullTrainer, null_audit
-from mipkit.workflows.audit_config import AuditConfig
-from mipkit.workflows.audit_verdict import _auc_replicates, check_policy, verdict
+from mipkit.workflows.audit.calibration import NullTrainer, null_audit
+from mipkit.workflows.audit.config import AuditConfig
+from mipkit.workflows.audit.verdict import _auc_replicates, check_policy, verdict
 
 # ------------------------------------------------------------------------------------------ machinery
 
@@ -76,7 +76,7 @@ N_NULL = 16
 def null_runs():
     X, y = make_classification(160, 5, random_state=0)
     cfg = {
-        "model": "mipkit.workflows.audit_calibration.NullTrainer",
+        "model": "mipkit.workflows.audit.calibration.NullTrainer",
         "n_models": 6,
         "attacks": ("loss", "lira"),
     }
@@ -108,7 +108,7 @@ def leaky():
     """An unregularised random forest (min_samples_leaf 1, full depth) memorises its training half."""
     import tempfile
 
-    from mipkit.workflows.audit_model import run_audit
+    from mipkit.workflows.audit.run import run_audit
 
     X, y = make_classification(200, 8, n_informative=4, flip_y=0.1, random_state=0)
     ds = Dataset(X=X, y=y, feature_names=tuple(f"x{i}" for i in range(8)), classes=np.array([0, 1]))

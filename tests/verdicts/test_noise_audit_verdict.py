@@ -11,7 +11,12 @@ from sklearn.dummy import DummyRegressor
 from mipkit.game.mip_game import mip_game
 from mipkit.mechanisms.noise_samplers import ExpNormNoise
 from mipkit.stats import clopper_pearson
-from mipkit.workflows.audit_noise import _play_sequential, audit_noise, audit_noise_wrapper, noise_intervals
+from mipkit.workflows.audit_noise.run import (
+    _play_sequential,
+    audit_noise,
+    audit_noise_wrapper,
+    noise_intervals,
+)
 
 
 def test_replayed_rounds_match_mip_game():

@@ -9,7 +9,7 @@ import pandas as pd
 
 from mipkit.metrics.nnaa import _record_bootstrap_intervals
 from mipkit.stats import clopper_pearson
-from mipkit.workflows.audit_synthetic import audit_synthetic
+from mipkit.workflows.audit_synthetic.run import audit_synthetic
 
 
 def _population(n: int, rng: np.random.Generator) -> pd.DataFrame:

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from mipkit.metrics.copies import copy_rates, excess_interval
-from mipkit.workflows.audit_synthetic import audit_synthetic
+from mipkit.workflows.audit_synthetic.run import audit_synthetic
 
 
 def _population(n: int, rng: np.random.Generator) -> pd.DataFrame:

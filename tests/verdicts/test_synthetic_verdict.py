@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 from mipkit.report.results import read_results
-from mipkit.workflows.audit_synthetic import audit_synthetic, table_fingerprint
-from mipkit.workflows.synthetic_verdict import synthetic_checks, synthetic_verdict
+from mipkit.workflows.audit_synthetic.run import audit_synthetic, table_fingerprint
+from mipkit.workflows.audit_synthetic.verdict import synthetic_checks, synthetic_verdict
 
 
 def _res(pl=None, ci=None, auc=None, auc_ci=None):

@@ -90,7 +90,7 @@ class FitProgress:
         """End the current bar and start one for a stage of ``total`` units; returns ``advance(n)``.
 
         The shape of a workflow that reports stages as ``progress(description, total)`` factories (e.g.
-        :func:`mipkit.workflows.audit_synthetic.audit_synthetic`): each stage gets the same bar, with its
+        :func:`mipkit.workflows.audit_synthetic.run.audit_synthetic`): each stage gets the same bar, with its
         elapsed time and ETA.
         """
         self.close()

@@ -2,7 +2,7 @@
 
 Every flag has a config key: ``--config FILE`` reads a YAML or JSON mapping whose keys are the flag names
 (``models: 8``, ``n-jobs: 1`` or ``n_jobs: 1``, ``json: true``, ...; the names of
-:class:`mipkit.workflows.audit_model.AuditConfig`'s fields, such as ``n_models``, are accepted too). The file
+:class:`mipkit.workflows.audit.run.AuditConfig`'s fields, such as ``n_models``, are accepted too). The file
 supplies defaults and flags given on the command line override it. Heavy modules (pandas, scikit-learn, the
 workflow) are imported inside the command, so that ``mipkit --help`` stays fast.
 """
@@ -376,7 +376,7 @@ def register(app: typer.Typer) -> None:
         from mipkit._runfolder import lock_run_folder
         from mipkit.cli._progress import FitProgress, fits_label
         from mipkit.cli.options import allow_models, check_count, check_out_folder
-        from mipkit.workflows.audit_model import AuditConfig, run_audit
+        from mipkit.workflows.audit.run import AuditConfig, run_audit
 
         cfg = config_from_flags(  # the flags named like AuditConfig's fields, and these
             AuditConfig,
@@ -390,7 +390,7 @@ def register(app: typer.Typer) -> None:
             base_rates=comma_floats(base_rates, "--base-rates"),
             slice_by=comma_names(slice_by) or (),
         )
-        from mipkit.workflows.audit_verdict import check_policy
+        from mipkit.workflows.audit.verdict import check_policy
 
         check_policy(fail_metric, fail_above, cfg.fprs)  # e.g. --fail-above nan: refused before anything runs
         allow_models(ctx, allow_model)

@@ -33,7 +33,7 @@ from mipkit.cli.options import (
 )
 
 DEFAULT_N_REFERENCE = 16
-"""``--reference-models``' default: :data:`mipkit.workflows.audit_fitted.DEFAULT_N_REFERENCE` (the command
+"""``--reference-models``' default: :data:`mipkit.workflows.audit_fitted.run.DEFAULT_N_REFERENCE` (the command
 line imports no workflow module when it starts)."""
 
 # -- this command's own flags (the shared ones are in mipkit.cli.options) --
@@ -120,8 +120,8 @@ def register(app: typer.Typer) -> None:
         from mipkit.cli._progress import FitProgress, fits_label
         from mipkit.cli.options import check_count, check_n_jobs, check_out_folder, comma_names
         from mipkit.data.io import read_table
-        from mipkit.workflows.audit_fitted import audit_fitted as run
-        from mipkit.workflows.audit_fitted import check_no_overlap
+        from mipkit.workflows.audit_fitted.run import audit_fitted as run
+        from mipkit.workflows.audit_fitted.run import check_no_overlap
 
         kw = checked_measurement(
             measure, seed, attacks, "audit-fitted"

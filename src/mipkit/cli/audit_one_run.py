@@ -1,6 +1,6 @@
 """``mipkit audit-one-run``: an epsilon lower bound from one training run with canaries (Steinke et al. 2023).
 
-The work is :func:`mipkit.workflows.audit_one_run.run_one_run_audit`; this module maps the flags to its
+The work is :func:`mipkit.workflows.audit_one_run.run.run_one_run_audit`; this module maps the flags to its
 configuration, prints the bound beside the certificate (or one JSON object) and exits 1 when the bound
 exceeds the certificate (a violation) or ``--fail-above``.
 """
@@ -72,7 +72,7 @@ def register(app: typer.Typer) -> None:
 
         from mipkit._validation import MipkitValueError
         from mipkit.cli.options import check_count, hold_run_folder
-        from mipkit.workflows.audit_one_run import OneRunConfig, run_one_run_audit
+        from mipkit.workflows.audit_one_run.run import OneRunConfig, run_one_run_audit
 
         check_count("--canaries", canaries, kind="rows", minimum=None)
         if fail_above is not None and not math.isfinite(fail_above):

@@ -3,7 +3,7 @@
 The file has one row per audited record: ``id``, ``label``, ``member`` (0/1) and the model's outputs
 (``p_<class>`` columns, ``logit_<class>`` columns or ``loss``), optionally reference models' outputs
 (``ref<k>_p_<class>`` / ``ref<k>_logit_<class>`` / ``ref<k>_loss`` with ``ref<k>_member``); see
-:mod:`mipkit.workflows.audit_scores_file`. Heavy modules are imported inside the command.
+:mod:`mipkit.workflows.audit_scores.file`. Heavy modules are imported inside the command.
 """
 
 from __future__ import annotations
@@ -115,11 +115,11 @@ def measurement(
 def checked_measurement(measure: Any, seed: int, attacks: str, command: str) -> dict[str, Any]:
     """The measurement flags (``measure``, the :func:`measurement` group) as keyword arguments, checked with
     the seed and ``--attacks`` before any file is read
-    (:func:`~mipkit.workflows.audit_config.check_measurement` and the policy)."""
+    (:func:`~mipkit.workflows.audit.config.check_measurement` and the policy)."""
     from mipkit._validation import MipkitValueError
     from mipkit.attacks.registry import ATTACKS
-    from mipkit.workflows.audit_config import check_measurement
-    from mipkit.workflows.audit_verdict import check_policy
+    from mipkit.workflows.audit.config import check_measurement
+    from mipkit.workflows.audit.verdict import check_policy
 
     kw = measure()
     check_measurement(
@@ -195,7 +195,7 @@ def register(app: typer.Typer) -> None:
         """Audit a model from a predictions file: labels, membership and outputs in, metrics out."""
         from mipkit._runfolder import lock_run_folder
         from mipkit.cli.options import check_out_folder, comma_names
-        from mipkit.workflows.audit_scores_file import (
+        from mipkit.workflows.audit_scores.file import (
             PredictionColumns,
             audit_predictions_file,
             read_predictions,

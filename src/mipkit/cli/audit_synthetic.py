@@ -18,7 +18,7 @@ from mipkit.cli.options import (
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
 
-    from mipkit.workflows.audit_synthetic import SyntheticAuditResult
+    from mipkit.workflows.audit_synthetic.run import SyntheticAuditResult
 
 # -- this command's own flags (the shared ones are in mipkit.cli.options) --
 FLAGS = flag_table(
@@ -87,7 +87,7 @@ def _check_policy(fail_above: float | None, fail_metric: str) -> tuple[float | N
     import math
 
     from mipkit._validation import MipkitValueError
-    from mipkit.workflows.synthetic_verdict import VERDICT_METRICS
+    from mipkit.workflows.audit_synthetic.verdict import VERDICT_METRICS
 
     if fail_metric not in VERDICT_METRICS:
         raise MipkitValueError(
@@ -188,7 +188,7 @@ def register(app: typer.Typer) -> None:
         from mipkit.cli._progress import FitProgress
         from mipkit.cli.options import check_count, check_n_jobs, check_seed, finding, hold_run_folder
         from mipkit.data.io import read_table
-        from mipkit.workflows.audit_synthetic import audit_synthetic
+        from mipkit.workflows.audit_synthetic.run import audit_synthetic
 
         cert = None
         if certificate:  # parsed and checked whole first: a bad file fails before anything is run or written

@@ -5,7 +5,7 @@ the noisy model with joblib (:meth:`MIPNoise.release`: no fits on halves, no sec
 certificate, its premises first; an estimated sigma and the noise values scaled by it, statistics of the
 private data, only with ``--include-estimates``. ``audit-noise`` plays the MIP game against the same
 mechanism on the table (the table is the pool ``D``; each round releases a model trained on a random half)
-with the Bayes-optimal attacker (:func:`mipkit.workflows.audit_noise.audit_noise`), and prints the
+with the Bayes-optimal attacker (:func:`mipkit.workflows.audit_noise.run.audit_noise`), and prints the
 measured accuracy with its interval next to ``1/2 + eta``. Both release models trained on the table, so a
 non-numeric feature needs ``--domain`` (its public levels, :mod:`mipkit.data.domain`): levels read from the
 rows would reveal the training rows. NumPy, scikit-learn, Rich and the library are
@@ -294,7 +294,7 @@ def audit_noise(
     from mipkit.cli.options import allow_models, check_count, check_n_jobs, check_seed
     from mipkit.mechanisms.mip_calibration import check_mip_params
     from mipkit.mechanisms.mip_noise import load_estimator
-    from mipkit.workflows.audit_noise import audit_noise as play_audit_noise
+    from mipkit.workflows.audit_noise.run import audit_noise as play_audit_noise
 
     allow_models(None, allow_model)
     check_count("--n-reference", n_reference, kind="fits", minimum=None)

@@ -3,7 +3,7 @@
 ``mipkit synthesize --data CSV --method dpwgan-gp|dpwgan-gp-scaled|aim|mst|ctgan (--epsilon E [--delta D] |
 --target-risk SPEC) --rows N --seed S [--noise-seed N] --out DIR [--domain JSON | --domain-share S]
 [--drop COL ...] [--params JSON] [--json]`` writes ``DIR/synthetic.csv`` and ``DIR/certificate.json``
-(:func:`mipkit.workflows.synthesize.synthesize`). Without ``--domain`` the column domain is estimated with
+(:func:`mipkit.workflows.synthesize.run.synthesize`). Without ``--domain`` the column domain is estimated with
 differential privacy from a share of the budget (``--domain-share``, default 0.1). ``SPEC``
 names a risk target and its parameters: ``eta=0.05``, ``advantage=0.2``, ``tpr-at-fpr=0.05,fpr=0.01``,
 ``success=0.3,baseline=0.2``, ``precision=0.6,base-rate=0.1,recall=0.5``.
@@ -142,7 +142,7 @@ def register(app: typer.Typer) -> None:
         from mipkit.cli._progress import FitProgress
         from mipkit.cli.options import check_count, check_seed, hold_run_folder, parse_params
         from mipkit.synthesize.peers import METHODS
-        from mipkit.workflows.synthesize import MAX_EPSILON
+        from mipkit.workflows.synthesize.run import MAX_EPSILON
 
         check_choice("method", method, METHODS, owner="mipkit synthesize")
         if epsilon is not None and not 0 < epsilon <= MAX_EPSILON:
@@ -165,7 +165,7 @@ def register(app: typer.Typer) -> None:
         dom = None if domain is None else read_domain(domain)
         drops = [c.strip() for item in drop or [] for c in item.split(",") if c.strip()] or None
         from mipkit.data.io import read_table
-        from mipkit.workflows.synthesize import synthesize
+        from mipkit.workflows.synthesize.run import synthesize
 
         hold_run_folder(out)  # checked, and locked until the command ends
         table = read_table(data)

@@ -7,7 +7,7 @@
 trained the model (``split.parquet``, as private as the data);
 ``--audit`` audits the fitted model against its certificate, its training rows against the held-out rows
 (which stand in for non-members).
-The work is :func:`mipkit.workflows.train_private.train_private`; this module turns the flags into its
+The work is :func:`mipkit.workflows.train_private.run.train_private`; this module turns the flags into its
 configuration (the risk-target flags are those of ``mipkit calibrate``) and prints a summary or one JSON
 object. A non-numeric feature needs ``--domain`` (its public levels, :mod:`mipkit.data.domain`; ``mipkit
 domain`` writes a template): levels read from the rows would reveal the training rows. The noise and the
@@ -214,7 +214,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Train with DP-SGD to a risk target; writes the model and its certificate."""
         from mipkit.cli.options import check_count, check_seed, hold_run_folder
-        from mipkit.workflows.train_private import TrainPrivateConfig, train_private
+        from mipkit.workflows.train_private.run import TrainPrivateConfig, train_private
 
         check_count("--epochs", epochs, kind="steps", minimum=None)
         check_count("--batch-size", batch_size, kind="rows")

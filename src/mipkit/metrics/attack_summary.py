@@ -17,7 +17,7 @@ label 1 = member), :func:`summarize_attack` computes
 
 The intervals here treat trials as independent. Trials that share a target model or a record are not, so
 these intervals are too narrow for an audit's headline; the audit workflow adds two-way cluster-bootstrap
-intervals over target models and records (:mod:`mipkit.workflows.audit_verdict`, docs/theory.md section 11)
+intervals over target models and records (:mod:`mipkit.workflows.audit.verdict`, docs/theory.md section 11)
 from the :attr:`AttackSummary.guesses` kept here.
 """
 

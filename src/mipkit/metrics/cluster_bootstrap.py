@@ -1,6 +1,6 @@
 """Weighted-AUC replicates of the two-way cluster bootstrap over target models and records.
 
-Shared by the audit's headline intervals (:mod:`mipkit.workflows.audit_verdict`) and the per-subgroup
+Shared by the audit's headline intervals (:mod:`mipkit.workflows.audit.verdict`) and the per-subgroup
 intervals (:mod:`mipkit.metrics.slices`), so both resample the same way (docs/theory.md section 11).
 """
 

@@ -5,7 +5,7 @@ bounds on the critic's gradients (:mod:`mipkit.synthesize.bounds`), with Poisson
 ``(epsilon, delta)`` or to any mipkit risk target, and exact PLD accounting of the steps that ran; the fitted
 synthesizer carries a :class:`SynthesisCertificate`. :func:`make_synthesizer` builds it or a peer (AIM and MST
 from private-pgm's ``mbi``, CTGAN from ``ctgan``; the ``synth`` extra). :func:`certified_audit_bounds` puts a
-certificate beside the measured risks of :func:`mipkit.workflows.audit_synthetic.audit_synthetic`.
+certificate beside the measured risks of :func:`mipkit.workflows.audit_synthetic.run.audit_synthetic`.
 Formulas: docs/theory.md sections 3 and 8; docs/synthesize.md.
 """
 

@@ -1,7 +1,7 @@
 """Certified bounds beside the measured risks of a synthetic-data audit (``audit-synthetic --certificate``).
 
 For a synthesizer with a certificate (:class:`~mipkit.synthesize.certificate.SynthesisCertificate`) and the
-audit of its output (:func:`mipkit.workflows.audit_synthetic.audit_synthetic`):
+audit of its output (:func:`mipkit.workflows.audit_synthetic.run.audit_synthetic`):
 
 * **DCR membership attack.** Training records against holdout records is a test of "record in against
   record out", bounded by the add/remove curve: at every FPR ``alpha`` of the attack's ROC the TPR is at most

@@ -9,7 +9,8 @@ clipped to it), per categorical column the list of its categories (one-hot; deco
 coordinate). A missing value is a category of its own (``NaN`` in and out); a numeric column with missing
 values gets an indicator coordinate. When no domain is given it is read from the table, which
 :attr:`TabularEncoder.domain_source` records as ``"data"`` (the guarantee then assumes the domain is public,
-as AIM, MST and most DP synthesizers do); :func:`mipkit.workflows.synthesize.synthesize` never does that: it
+as AIM, MST and most DP synthesizers do); :func:`mipkit.workflows.synthesize.run.synthesize` never does
+that: it
 takes a public domain (:func:`check_domain`) or estimates one with differential privacy
 (:mod:`mipkit.synthesize.dpdomain`), and maps the records into it (:func:`conform`).
 """

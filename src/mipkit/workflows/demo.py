@@ -265,7 +265,7 @@ def run_demo(
     from mipkit.accounting.risk import eta_from_dp
     from mipkit.mechanisms.mip_noise import MIPNoise
     from mipkit.report import rebuild_report, write_results
-    from mipkit.workflows.audit_model import AuditConfig, run_audit
+    from mipkit.workflows.audit.run import AuditConfig, run_audit
 
     def announce(text: str) -> None:
         if say is not None:

@@ -1,7 +1,7 @@
 """Who the records of a fitted-model audit are, and what the audit says of each.
 
 One fitted model gives one score per record and attack, so the per-record table of
-:func:`mipkit.workflows.audit_scores.audit_predictions` holds, for every attack ``a``, the record's score
+:func:`mipkit.workflows.audit_scores.run.audit_predictions` holds, for every attack ``a``, the record's score
 ``a_score`` and its rank ``a_rank`` among all audited records (1 = the most member-like; ties share the best
 rank), with ``a_flagged`` (the score is at or above the attack's threshold of FPR 1%) when 1% is one of the
 FPRs. The *most exposed records* are the members ranked highest by the strongest attack: those an attacker
@@ -24,8 +24,8 @@ import pandas as pd
 from mipkit._validation import MipkitValueError
 from mipkit.metrics.attack_summary import AttackSummary, fpr_label
 from mipkit.metrics.slices import SliceSummary, slice_summary
-from mipkit.workflows.audit_config import LABEL_SLICE, ROW_COLUMN, RecordInfo, check_id_column
-from mipkit.workflows.audit_fitted_columns import used_columns
+from mipkit.workflows.audit.config import LABEL_SLICE, ROW_COLUMN, RecordInfo, check_id_column
+from mipkit.workflows.audit_fitted.columns import used_columns
 
 __all__ = [
     "fitted_slices",

@@ -1,4 +1,5 @@
-"""The reference models of :func:`mipkit.workflows.audit_fitted.audit_fitted`: copies of the released model's
+"""The reference models of :func:`mipkit.workflows.audit_fitted.run.audit_fitted`: copies of the released
+model's
 training procedure, each trained on a random subset of a pool of records through the engine.
 
 The pool is the population records (when given) followed by the audited records (members, then
@@ -6,7 +7,7 @@ non-members). Every audited record is thus IN some reference models and OUT of o
 online and offline need (Carlini et al. 2022, Sec. IV; Zarifzadeh et al. 2024). Each reference model is
 trained on as many records as the released model (the members), or, without population records, on a
 random half of the audited records. A model fitted on a table is retrained on its own columns as they are
-(:mod:`mipkit.workflows.audit_fitted_columns`).
+(:mod:`mipkit.workflows.audit_fitted.columns`).
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ import pandas as pd
 
 from mipkit._validation import MipkitValueError
 from mipkit.game.trainers import TrainerSpec, _set_random_state
-from mipkit.workflows.audit_fitted_columns import ColumnCodec, RawColumns
-from mipkit.workflows.audit_fitted_inputs import _codes, _numeric
-from mipkit.workflows.audit_scores import ModelOutputs, loss_to_proba
+from mipkit.workflows.audit_fitted.columns import ColumnCodec, RawColumns
+from mipkit.workflows.audit_fitted.inputs import _codes, _numeric
+from mipkit.workflows.audit_scores.run import ModelOutputs, loss_to_proba
 
 __all__ = ["LEDGER_FILE", "Audited", "describe", "reference_outputs"]
 
@@ -63,7 +64,7 @@ class _CallableTrainer:
 
 class _SquaredErrorAsProba:
     """A regressor inside the engine: ``X`` carries the target as its last column and the "probabilities"
-    are :func:`mipkit.workflows.audit_scores.loss_to_proba` of ``(y - f(x))^2 / (2 s^2)`` (label 0)."""
+    are :func:`mipkit.workflows.audit_scores.run.loss_to_proba` of ``(y - f(x))^2 / (2 s^2)`` (label 0)."""
 
     def __init__(self, inner: Any, scale: float) -> None:
         self.inner = inner
@@ -147,7 +148,7 @@ def reference_outputs(
     as large as the members, or, without ``population``, a random half of the audited records.
 
     A model fitted on a table (``feature_names_in_``) is retrained on the columns of ``audited.X`` (its own)
-    as they are (:class:`~mipkit.workflows.audit_fitted_columns.RawColumns`); another model on their numbers.
+    as they are (:class:`~mipkit.workflows.audit_fitted.columns.RawColumns`); another model on their numbers.
     ``engine`` holds the ``backend``, ``n_jobs``, ``address`` and ``progress`` arguments of
     :func:`mipkit.engine.runner.run_fits`.
     """

@@ -1,6 +1,6 @@
 """Per-attack verdicts of a model audit against the trainer's certificate.
 
-The certificate protocol (:func:`mipkit.workflows.audit_model_measure.read_certificate`) gives the certified
+The certificate protocol (:func:`mipkit.workflows.audit.measure.read_certificate`) gives the certified
 TPR at each FPR (``certificate["tpr_bound"]``: ``1 - f(FPR)`` of an f-DP certificate's replace-one curve,
 else ``FPR + 2 eta``). An attack *violates* the certificate at an FPR when the **lower** end of its measured
 (simultaneous) interval lies above the certified TPR there: sampling error alone would not put it there, so

@@ -1,4 +1,4 @@
-"""The result of :func:`mipkit.workflows.audit_synthetic.audit_synthetic`: one frozen object.
+"""The result of :func:`mipkit.workflows.audit_synthetic.run.audit_synthetic`: one frozen object.
 
 ``to_dict()`` is the ``results.json`` payload (schema unchanged), ``to_frame()`` a pandas table with one row
 per measure and attack, ``write(run_dir)`` the run folder, and ``repr`` / ``_repr_html_`` a readable summary
@@ -19,7 +19,7 @@ from mipkit.metrics.inference import InferenceResult
 from mipkit.metrics.linkability import LinkabilityResult
 from mipkit.metrics.nnaa import PrivacyLoss
 from mipkit.metrics.singling_out import SinglingOutResult
-from mipkit.workflows.synthetic_verdict import synthetic_checks, synthetic_verdict
+from mipkit.workflows.audit_synthetic.verdict import synthetic_checks, synthetic_verdict
 
 FRAME_COLUMNS = ["section", "secret", "attack", "measure", "value", "ci_low", "ci_high"]
 #: The files of a synthetic-data audit's run folder: a new run replaces all of them.

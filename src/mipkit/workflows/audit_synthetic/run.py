@@ -14,7 +14,7 @@ Three questions, each against a reference that tells what would happen anyway:
    (:mod:`mipkit.metrics.inference`; ``docs/theory.md`` section 4).
 
 On request (off by default), two more of anonymeter's criteria, each against the non-member set
-(:mod:`mipkit.workflows.synthetic_anonymity`; ``docs/theory.md`` section 6): *singling out* (predicates
+(:mod:`mipkit.workflows.audit_synthetic.anonymity`; ``docs/theory.md`` section 6): *singling out* (predicates
 written from the synthetic data that isolate exactly one training record) and *linkability* (two column
 subsets of a record joined through their nearest synthetic records).
 
@@ -58,15 +58,15 @@ from mipkit.metrics.copies import copy_rates
 from mipkit.metrics.dcr import dcr_attack, dcr_baseline_protection, dcr_overfitting_protection
 from mipkit.metrics.inference import InferenceResult, measure_inference
 from mipkit.metrics.nnaa import INTERVALS, privacy_loss
-from mipkit.workflows.synthetic_anonymity import (
+from mipkit.workflows.audit_synthetic.anonymity import (
     check_linkability,
     check_singling_out,
 )
-from mipkit.workflows.synthetic_anonymity import linkability as run_linkability
-from mipkit.workflows.synthetic_anonymity import singling_out as run_singling_out
-from mipkit.workflows.synthetic_headline import headline_size
-from mipkit.workflows.synthetic_result import SyntheticAuditResult
-from mipkit.workflows.synthetic_verdict import VERDICT_METRICS
+from mipkit.workflows.audit_synthetic.anonymity import linkability as run_linkability
+from mipkit.workflows.audit_synthetic.anonymity import singling_out as run_singling_out
+from mipkit.workflows.audit_synthetic.headline import headline_size
+from mipkit.workflows.audit_synthetic.result import SyntheticAuditResult
+from mipkit.workflows.audit_synthetic.verdict import VERDICT_METRICS
 
 __all__ = ["SyntheticAuditResult", "attribute_inference", "audit_synthetic"]
 
@@ -264,11 +264,11 @@ def audit_synthetic(
         fixed (too narrow; kept for comparison).
     fail_above : float, optional
         The policy: a finding when the interval of ``fail_metric`` lies above this value, a pass when it
-        lies at or below it, inconclusive otherwise (:mod:`mipkit.workflows.synthetic_verdict`). ``None``:
-        no verdict, measurements only.
+        lies at or below it, inconclusive otherwise (:mod:`mipkit.workflows.audit_synthetic.verdict`).
+        ``None``: no verdict, measurements only.
     fail_metric : {"headline", "privacy_loss", "dcr_auc", "inference_pi"}
         The metric of the policy: ``"headline"`` (default) is the family of tests of
-        :mod:`mipkit.workflows.synthetic_headline` (NNAA, exact and near copies, attribute inference),
+        :mod:`mipkit.workflows.audit_synthetic.headline` (NNAA, exact and near copies, attribute inference),
         corrected for multiplicity.
     confidence : float
         Level of the verdict's intervals (and of the inference intervals).

@@ -16,8 +16,8 @@ from mipkit.attacks.registry import AttackInputs, run_score_attacks
 from mipkit.data.io import Dataset
 from mipkit.metrics.attack_summary import AttackSummary, summarize_attack
 from mipkit.metrics.slices import SliceSummary, slice_summary
-from mipkit.workflows.audit_config import AuditConfig, RecordInfo
-from mipkit.workflows.audit_verdict import headline_statistics
+from mipkit.workflows.audit.config import AuditConfig, RecordInfo
+from mipkit.workflows.audit.verdict import headline_statistics
 
 __all__ = [
     "PREMISE",
@@ -59,7 +59,7 @@ def measure(inputs: AttackInputs, config: AuditConfig) -> tuple[dict, dict, dict
     -------
     scores, settings, summaries, stats : dict
         Per-attack ``(T, n)`` scores, the attacks' settings, :class:`AttackSummary` per row and
-        :func:`mipkit.workflows.audit_verdict.headline_statistics`.
+        :func:`mipkit.workflows.audit.verdict.headline_statistics`.
     """
     scores, settings = run_score_attacks(inputs, config.attacks)
     targets = np.asarray(inputs.targets)

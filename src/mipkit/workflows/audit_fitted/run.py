@@ -2,7 +2,7 @@
 not see (non-members).
 
 :func:`audit_fitted` answers the question "how much does *this fitted model* reveal?", where ``mipkit audit``
-(:func:`mipkit.workflows.audit_model.run_audit`) answers "how much does a model trained by *this procedure*
+(:func:`mipkit.workflows.audit.run.run_audit`) answers "how much does a model trained by *this procedure*
 reveal?" by retraining on random halves. Steps:
 
 1. The released model's outputs on members and non-members: ``predict_proba`` for a classifier (a
@@ -13,14 +13,15 @@ reveal?" by retraining on random halves. Steps:
    procedure (``reference_trainer``: an estimator, cloned with :func:`sklearn.base.clone` for every fit, or
    a callable ``fn(X, y, random_state) -> fitted model``; default: a clone of ``model``), each on a random
    subset of the population records (when given) and the audited records
-   (:mod:`mipkit.workflows.audit_fitted_reference`). A model fitted on a table (a Pipeline that encodes its
+   (:mod:`mipkit.workflows.audit_fitted.reference`). A model fitted on a table (a Pipeline that encodes its
    own text columns, say) is retrained on the columns it reads (``feature_names_in_``), as they are; the
    table's other columns are ignored and listed in the design. The fits run through the engine
    (:func:`mipkit.engine.runner.run_fits`): a ledger in the run folder (re-running resumes), local
    processes or Ray.
-3. :func:`mipkit.workflows.audit_scores.audit_predictions` on those outputs, with the records named by their
+3. :func:`mipkit.workflows.audit_scores.run.audit_predictions` on those outputs, with the records named by
+their
    row and ``id_column`` and measured per subgroup of ``slice_by``
-   (:mod:`mipkit.workflows.audit_fitted_records`).
+   (:mod:`mipkit.workflows.audit_fitted.records`).
 
 A regressor's outputs enter as a per-record loss ``l = (y - f(x))^2 / (2 s^2)``, the negative Gaussian
 log-likelihood up to a constant with ``s^2`` the variance of the audited targets (a fixed scale, so LOSS's
@@ -41,9 +42,9 @@ from mipkit.attacks.registry import ATTACKS
 from mipkit.data.tables import same_rows
 from mipkit.game.trainers import predict_full_proba
 from mipkit.metrics.roc import DEFAULT_BASE_RATES, DEFAULT_FPRS
-from mipkit.workflows.audit_config import check_measurement
-from mipkit.workflows.audit_fitted_columns import used_columns
-from mipkit.workflows.audit_fitted_inputs import (
+from mipkit.workflows.audit.config import check_measurement
+from mipkit.workflows.audit_fitted.columns import used_columns
+from mipkit.workflows.audit_fitted.inputs import (
     _codes,
     _is_torch_module,
     _split,
@@ -51,10 +52,10 @@ from mipkit.workflows.audit_fitted_inputs import (
     check_model,
     check_no_overlap,
 )
-from mipkit.workflows.audit_fitted_records import records_of_tables
-from mipkit.workflows.audit_fitted_reference import LEDGER_FILE, Audited, describe, reference_outputs
-from mipkit.workflows.audit_fitted_result import FittedAuditResult
-from mipkit.workflows.audit_scores import ModelOutputs, audit_predictions
+from mipkit.workflows.audit_fitted.records import records_of_tables
+from mipkit.workflows.audit_fitted.reference import LEDGER_FILE, Audited, describe, reference_outputs
+from mipkit.workflows.audit_fitted.result import FittedAuditResult
+from mipkit.workflows.audit_scores.run import ModelOutputs, audit_predictions
 
 __all__ = ["DEFAULT_N_REFERENCE", "LEDGER_FILE", "audit_fitted", "check_no_overlap"]
 
@@ -152,7 +153,7 @@ def audit_fitted(
     random_state : int
         Seeds the reference models' subsets and fits, the cross-fitting and the bootstrap.
     attacks, fprs, base_rates, confidence, n_boot, fail_above, fail_metric
-        As for :func:`mipkit.workflows.audit_scores.audit_predictions`.
+        As for :func:`mipkit.workflows.audit_scores.run.audit_predictions`.
     out_dir : path, optional
         Run folder (``results.json`` of kind ``"audit-fitted"``, ``scores.parquet``, ``report.html`` and the
         reference fits' ``ledger.sqlite``).

@@ -19,7 +19,7 @@ membership as a column of words (``member_value`` names the members' value, say 
 columns are then not read.
 
 :func:`read_predictions` checks all of this and returns the arrays; :func:`audit_predictions_file` audits
-them with :func:`mipkit.workflows.audit_scores.audit_predictions`.
+them with :func:`mipkit.workflows.audit_scores.run.audit_predictions`.
 """
 
 from __future__ import annotations
@@ -33,9 +33,9 @@ import numpy as np
 import pandas as pd
 
 from mipkit._validation import MipkitValueError
-from mipkit.workflows.audit_config import RecordInfo
-from mipkit.workflows.audit_fitted_result import FittedAuditResult
-from mipkit.workflows.audit_scores import ModelOutputs, audit_predictions
+from mipkit.workflows.audit.config import RecordInfo
+from mipkit.workflows.audit_fitted.result import FittedAuditResult
+from mipkit.workflows.audit_scores.run import ModelOutputs, audit_predictions
 
 __all__ = ["PredictionColumns", "PredictionsTable", "audit_predictions_file", "read_predictions"]
 
@@ -382,7 +382,7 @@ def audit_predictions_file(
     source: str | Path | pd.DataFrame | PredictionsTable, *, out_dir: str | Path | None = None, **kwargs: Any
 ) -> FittedAuditResult:
     """Audit the model whose outputs a predictions table holds (:func:`read_predictions`, or its result),
-    with :func:`mipkit.workflows.audit_scores.audit_predictions` (``kwargs`` are its settings)."""
+    with :func:`mipkit.workflows.audit_scores.run.audit_predictions` (``kwargs`` are its settings)."""
     table = source if isinstance(source, PredictionsTable) else read_predictions(source)
     design = {"source": "predictions file" if isinstance(source, (str, Path)) else "predictions table"}
     info = kwargs.pop("model_info", None) or {"import_path": "model of the predictions file"}

@@ -3,7 +3,7 @@
 :func:`read_records` reads the table of ``mipkit train-private`` with each record's position in the table and
 (with ``id_column``) its id; :func:`split_frame` is ``split.parquet``: one row per record with ``row``,
 ``id`` and ``member`` (trained on) - never a feature or a label. :func:`audit_against_certificate` audits the
-fitted model as released (:func:`mipkit.workflows.audit_fitted.audit_fitted`: LOSS on its outputs) on its
+fitted model as released (:func:`mipkit.workflows.audit_fitted.run.audit_fitted`: LOSS on its outputs) on its
 training rows (members) against the held-out rows, which stand in for non-members (they are the only records
 of the population the run did not train on), and sets the measured TPR at each certified FPR beside its
 certified bound.
@@ -31,10 +31,10 @@ HELD_OUT_NOTE = (
 
 
 def read_records(config: Any, domain: Any) -> tuple[Dataset, np.ndarray, np.ndarray | None]:
-    """The arrays of ``config`` (a :class:`~mipkit.workflows.train_private.TrainPrivateConfig`), each
+    """The arrays of ``config`` (a :class:`~mipkit.workflows.train_private.run.TrainPrivateConfig`), each
     record's position in the table as read (``rows``; ``dropna`` drops some) and its id (``None`` without
     ``config.id_column``; the id column is checked and left out of the features)."""
-    from mipkit.workflows.audit_config import check_id_column
+    from mipkit.workflows.audit.config import check_id_column
 
     for name, what in (("data", "a CSV or Parquet file"), ("target", "the label column")):
         if not getattr(config, name):
@@ -98,7 +98,7 @@ def audit_against_certificate(
         bound: beyond sampling error); ``holds``: no violation. An FPR below one over the number of
         non-members is not measured (``unmeasurable_fprs``).
     """
-    from mipkit.workflows.audit_fitted import audit_fitted
+    from mipkit.workflows.audit_fitted.run import audit_fitted
 
     members = pd.DataFrame(X[train_idx]).assign(__y=y[train_idx])
     held = pd.DataFrame(X[test_idx]).assign(__y=y[test_idx])

@@ -15,7 +15,7 @@ classifier), ``certificate.json``, with ``record_split`` ``split.parquet`` (whic
 membership the certificate protects: as private as the data), ``results.json`` (kind
 ``"train-private"``), ``report.md`` and ``report.html`` (the certificate's trade-off curve, the held-out
 accuracy). With ``audit``, the fitted model is audited against its certificate on its training rows versus
-the held-out rows (:func:`mipkit.workflows.train_private_run.audit_against_certificate`); its run folder
+the held-out rows (:func:`mipkit.workflows.train_private.records.audit_against_certificate`); its run folder
 ``audit/``, whose per-record scores carry the split, only with ``record_split``.
 """
 
@@ -33,7 +33,7 @@ import numpy as np
 from mipkit._validation import MipkitValueError, check_choice, check_interval
 from mipkit.data.domain import domain_provenance, load_domain
 from mipkit.data.io import Dataset
-from mipkit.workflows.train_private_run import AUDIT_DIR, SPLIT_FILE
+from mipkit.workflows.train_private.records import AUDIT_DIR, SPLIT_FILE
 
 __all__ = ["TrainPrivateConfig", "TrainPrivateResult", "split_held_out", "train_private"]
 
@@ -329,7 +329,7 @@ def train_private(
     domain_used = {"source": "arrays given by the caller"}
     ids = None
     if dataset is None:
-        from mipkit.workflows.train_private_run import read_records
+        from mipkit.workflows.train_private.records import read_records
 
         domain, path = load_domain(config.domain)
         dataset, rows, ids = read_records(config, domain)
@@ -358,7 +358,7 @@ def train_private(
     from sklearn.pipeline import Pipeline
 
     model = Pipeline([("scale", scaler if scaler is not None else "passthrough"), ("dpsgd", clf)])
-    from mipkit.workflows.train_private_run import split_frame
+    from mipkit.workflows.train_private.records import split_frame
 
     split = split_frame(rows, ids, train_idx, test_idx)
     held_out = {
@@ -377,7 +377,7 @@ def train_private(
     }
     audit = None
     if config.audit:
-        from mipkit.workflows.train_private_run import audit_against_certificate
+        from mipkit.workflows.train_private.records import audit_against_certificate
 
         audit = audit_against_certificate(
             model,

@@ -90,7 +90,8 @@ def _members(res: dict, confidence: float) -> tuple[list[dict], list[str]]:
 
 def headline_verdict(res: dict, *, fail_above: float | None, confidence: float = 0.95) -> dict:
     """The family verdict (see the module docstring): the fields of
-    :func:`mipkit.workflows.synthetic_verdict.synthetic_verdict` plus ``members`` (each judged test with its
+    :func:`mipkit.workflows.audit_synthetic.verdict.synthetic_verdict` plus ``members`` (each judged test
+    with its
     ``status``) and ``not_judged``."""
     members, missing = _members(res, confidence)
     out = {"metric": "headline", "metric_label": HEADLINE_LABEL, "fail_above": fail_above}

@@ -11,7 +11,8 @@ estimate, with the threshold (``docs/theory.md`` sections 4 and 6):
 
 Metrics (``VERDICT_METRICS``):
 
-* ``"headline"`` (default): the family of tests of :mod:`mipkit.workflows.synthetic_headline` (NNAA privacy
+* ``"headline"`` (default): the family of tests of :mod:`mipkit.workflows.audit_synthetic.headline` (NNAA
+privacy
   loss, exact and near copies, attribute inference), corrected for multiplicity; a pass only when every
   test the inputs allow was judged.
 * ``"privacy_loss"``: NNAA privacy loss ``AA_test - AA_train`` with its jackknife interval
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import math
 
-from mipkit.workflows.synthetic_headline import HEADLINE_LABEL, headline_verdict
+from mipkit.workflows.audit_synthetic.headline import HEADLINE_LABEL, headline_verdict
 
 VERDICT_METRICS = ("headline", "privacy_loss", "dcr_auc", "inference_pi")
 METRIC_LABELS = {

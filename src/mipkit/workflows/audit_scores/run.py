@@ -18,7 +18,7 @@ a cross-entropy loss, ``-log p_y``; clipped at about 708), LiRA's logit-scaled c
 
 Metrics: :func:`mipkit.metrics.attack_summary.summarize_attack` per attack row (eta from hard guesses with a
 threshold cross-fitted over two random halves of the records) and
-:func:`mipkit.workflows.audit_verdict.headline_statistics` for the intervals: with one target model its
+:func:`mipkit.workflows.audit.verdict.headline_statistics` for the intervals: with one target model its
 two-way bootstrap resamples records only, which is the valid interval here (the trials are the independent
 records of one model), simultaneous over the attacks (docs/theory.md section 11).
 """
@@ -39,10 +39,10 @@ from mipkit.attacks.registry import ATTACKS, AttackInputs, _finite, run_score_at
 from mipkit.engine.ledger import hash_array
 from mipkit.metrics.attack_summary import summarize_attack
 from mipkit.metrics.roc import DEFAULT_BASE_RATES, DEFAULT_FPRS
-from mipkit.workflows.audit_config import AuditConfig, RecordInfo, check_measurement
-from mipkit.workflows.audit_fitted_records import fitted_slices, scores_table
-from mipkit.workflows.audit_fitted_result import FITTED_MODEL, RECORD_BOOTSTRAP_METHOD, FittedAuditResult
-from mipkit.workflows.audit_verdict import check_policy, headline_statistics, provenance, verdict
+from mipkit.workflows.audit.config import AuditConfig, RecordInfo, check_measurement
+from mipkit.workflows.audit.verdict import check_policy, headline_statistics, provenance, verdict
+from mipkit.workflows.audit_fitted.records import fitted_slices, scores_table
+from mipkit.workflows.audit_fitted.result import FITTED_MODEL, RECORD_BOOTSTRAP_METHOD, FittedAuditResult
 
 __all__ = ["MIN_REFERENCE_MODELS", "PROBA_TOLERANCE", "ModelOutputs", "audit_predictions", "loss_to_proba"]
 
@@ -275,7 +275,7 @@ def audit_predictions(
         Record ids (an ``id`` column), carried into the per-record table ``scores``.
     records : RecordInfo, optional
         Who the records are (rows, ids and the id column's name) and their ``slice_by`` values
-        (:mod:`mipkit.workflows.audit_fitted_records`); replaces ``ids``.
+        (:mod:`mipkit.workflows.audit_fitted.records`); replaces ``ids``.
     label_name : str
         The name of the true class in the subgroup table (the target column).
     classes : sequence, optional
@@ -283,7 +283,7 @@ def audit_predictions(
     attacks : names of :data:`mipkit.attacks.registry.ATTACKS`
         Requested; those the outputs do not allow are listed in ``result.skipped`` with the reason.
     fprs, base_rates, confidence, n_boot, seed, fail_above, fail_metric
-        As for :class:`mipkit.workflows.audit_config.AuditConfig`.
+        As for :class:`mipkit.workflows.audit.config.AuditConfig`.
     model_info, design : dict, optional
         Describe the model and how the outputs were obtained (written to ``results.json``).
     out_dir : path, optional

@@ -18,10 +18,10 @@ The protocol is LiRA's evaluation (Carlini et al. 2022, Sec. 4.1 / Alg. 1 and th
    AUC, TPR at low FPR, the empirical eta of hard guesses made with a threshold cross-fitted across target
    models, balanced accuracy, and precision at base rates.
 5. The headline intervals are a two-way cluster bootstrap over target models and records, simultaneous over
-   the attacks (:mod:`mipkit.workflows.audit_verdict`, docs/theory.md section 11); the verdict compares them
+   the attacks (:mod:`mipkit.workflows.audit.verdict`, docs/theory.md section 11); the verdict compares them
    with the stated policy and the trainer's certificate.
 
-:func:`run_audit` returns an :class:`~mipkit.workflows.audit_result.AuditResult` and writes the run folder:
+:func:`run_audit` returns an :class:`~mipkit.workflows.audit.result.AuditResult` and writes the run folder:
 ``config.json``, ``results.json`` (kind ``"audit"``), ``scores.parquet`` (one row per record: per-attack
 vulnerability, named by its ``row`` in the table as read and, with ``id_column``, its id), ``ledger.sqlite``
 and ``report.html``. The strongest attack's metrics are also reported per subgroup of records (true class and
@@ -37,22 +37,22 @@ import numpy as np
 from mipkit.attacks.ltu import LTUResult
 from mipkit.attacks.registry import ATTACKS, AttackInputs
 from mipkit.data.io import Dataset
-from mipkit.workflows.audit_config import (
+from mipkit.workflows.audit.config import (
     AuditConfig,
     check_dataset,
     data_hash,
     data_sha256,
     dataset_and_records,
 )
-from mipkit.workflows.audit_model_measure import (
+from mipkit.workflows.audit.measure import (
     annotate_certificate,
     measure,
     measure_slices,
     read_certificate,
     utility_of,
 )
-from mipkit.workflows.audit_result import AuditResult, vulnerability_table
-from mipkit.workflows.audit_verdict import provenance, verdict
+from mipkit.workflows.audit.result import AuditResult, vulnerability_table
+from mipkit.workflows.audit.verdict import provenance, verdict
 
 __all__ = ["AuditConfig", "AuditResult", "independent_halves", "run_audit"]
 
@@ -133,7 +133,7 @@ def run_audit(
 
     config = config.validate()
     if config.scale:
-        from mipkit.workflows.audit_scaled import SCALED_TRAINER
+        from mipkit.workflows.audit.scaled import SCALED_TRAINER
 
         trainer = resolve_trainer(SCALED_TRAINER, {"model": config.model, "params": config.params})
     else:

@@ -1,6 +1,6 @@
 """The outcome of an audit of one fitted model: :class:`FittedAuditResult`.
 
-It is an :class:`~mipkit.workflows.audit_result.AuditResult` (same metrics, ``to_dict`` / ``to_frame`` /
+It is an :class:`~mipkit.workflows.audit.result.AuditResult` (same metrics, ``to_dict`` / ``to_frame`` /
 ``write`` / ``_repr_html_`` protocol) whose results say which question was answered and which attacks were
 skipped and why. Its run folder holds ``results.json`` of kind ``"audit-fitted"``, ``config.json``,
 ``scores.parquet`` and ``report.html`` (:mod:`mipkit.report.fitted_report`).
@@ -17,14 +17,7 @@ import pandas as pd
 
 from mipkit._runfolder import atomic_write, staged_writes
 from mipkit.report.results import to_jsonable, write_json_atomic, write_results
-from mipkit.workflows.audit_fitted_records import (
-    MOST_EXPOSED,
-    RANK_MEANING,
-    ROW_MEANING,
-    most_exposed_members,
-    record_id_field,
-)
-from mipkit.workflows.audit_result import (
+from mipkit.workflows.audit.result import (
     CONFIG_FILE,
     FITTED_MODEL,
     QUESTIONS,
@@ -32,6 +25,13 @@ from mipkit.workflows.audit_result import (
     SCORES_FILE,
     TRAINING_PROCEDURE,
     AuditResult,
+)
+from mipkit.workflows.audit_fitted.records import (
+    MOST_EXPOSED,
+    RANK_MEANING,
+    ROW_MEANING,
+    most_exposed_members,
+    record_id_field,
 )
 
 __all__ = [
@@ -60,8 +60,8 @@ FITTED_NOTES = (
 
 @dataclass(frozen=True, eq=False)
 class FittedAuditResult(AuditResult):
-    """What :func:`mipkit.workflows.audit_scores.audit_predictions` (and
-    :func:`mipkit.workflows.audit_fitted.audit_fitted`) measured on one fitted model.
+    """What :func:`mipkit.workflows.audit_scores.run.audit_predictions` (and
+    :func:`mipkit.workflows.audit_fitted.run.audit_fitted`) measured on one fitted model.
 
     Attributes (beyond :class:`AuditResult`'s; ``setup`` holds the design, written as ``"design"``)
     ----------
@@ -96,7 +96,7 @@ class FittedAuditResult(AuditResult):
 
     def most_exposed(self, k: int = MOST_EXPOSED) -> pd.DataFrame:
         """The ``k`` members ranked highest by the strongest attack: their rank among all audited records,
-        ``record``, ``row``, the id and the score (:func:`~mipkit.workflows.audit_fitted_records.
+        ``record``, ``row``, the id and the score (:func:`~mipkit.workflows.audit_fitted.records.
         most_exposed_members`)."""
         field_ = record_id_field(self.id_column)
         return most_exposed_members(self.scores, self.strongest_attack, k, id_field=field_)

@@ -19,7 +19,7 @@ from mipkit.attacks.ltu import LTUResult
 from mipkit.metrics.attack_summary import AttackSummary, fpr_label
 from mipkit.metrics.slices import SliceSummary, slices_frame
 from mipkit.report.results import to_jsonable, write_json_atomic, write_results
-from mipkit.workflows.audit_config import ROW_COLUMN, AuditConfig, RecordInfo
+from mipkit.workflows.audit.config import ROW_COLUMN, AuditConfig, RecordInfo
 
 __all__ = [
     "CONFIG_FILE",
@@ -174,7 +174,7 @@ def _headline_json(stats: Mapping[str, Any] | None) -> dict | None:
 
 @dataclass(frozen=True, eq=False)
 class AuditResult:
-    """What :func:`mipkit.workflows.audit_model.run_audit` measured (frozen; raw counts kept).
+    """What :func:`mipkit.workflows.audit.run.run_audit` measured (frozen; raw counts kept).
 
     Attributes
     ----------
@@ -208,10 +208,10 @@ class AuditResult:
     run_dir : Path or None
         The run folder :func:`run_audit` wrote.
     headline : dict or None
-        :func:`mipkit.workflows.audit_verdict.headline_statistics`: cluster-bootstrap intervals per attack
+        :func:`mipkit.workflows.audit.verdict.headline_statistics`: cluster-bootstrap intervals per attack
         and the headline, simultaneous over the attacks.
     verdict : dict or None
-        :func:`mipkit.workflows.audit_verdict.verdict`: pass / finding / inconclusive / no policy.
+        :func:`mipkit.workflows.audit.verdict.verdict`: pass / finding / inconclusive / no policy.
     provenance : dict or None
         Date (UTC), data and model fingerprints.
     slices : SliceSummary or None

@@ -32,7 +32,7 @@ from mipkit._validation import MipkitValueError
 from mipkit.metrics.attack_summary import AttackSummary, fpr_label
 from mipkit.metrics.cluster_bootstrap import weighted_auc_replicates as _auc_replicates
 from mipkit.stats import pigeonhole_weights, simultaneous_intervals, two_way_ratio_replicates
-from mipkit.workflows.certified_verdicts import certificate_by_attack
+from mipkit.workflows.audit.certified import certificate_by_attack
 
 __all__ = [
     "DEFAULT_N_BOOT",

@@ -2,8 +2,8 @@
 
 A *null trainer* outputs seeded uniform noise whatever it was trained on, so no attack can do better than
 chance and every "measurably reveals" is a false alarm. :func:`null_audit` runs exactly the audit's code
-after the fits (:func:`mipkit.workflows.audit_model_measure.measure`, same seeding as
-:func:`mipkit.workflows.audit_model.run_audit`) on the null trainer's outputs, and reports the headline under
+after the fits (:func:`mipkit.workflows.audit.measure.measure`, same seeding as
+:func:`mipkit.workflows.audit.run.run_audit`) on the null trainer's outputs, and reports the headline under
 the uncorrected rule (Clopper-Pearson on pooled trials, strongest attack, no correction) and under mipkit's
 (two-way cluster bootstrap, simultaneous over the attacks). ``tests/verdicts`` and
 ``benchmarks/verdict_calibration_model.py`` count false alarms over many seeds (docs/theory.md section 11).
@@ -16,9 +16,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 
 from mipkit.attacks.registry import AttackInputs
 from mipkit.game.trainers import register_trainer
-from mipkit.workflows.audit_config import AuditConfig
-from mipkit.workflows.audit_model_measure import measure
-from mipkit.workflows.audit_verdict import old_headline_reveals
+from mipkit.workflows.audit.config import AuditConfig
+from mipkit.workflows.audit.measure import measure
+from mipkit.workflows.audit.verdict import old_headline_reveals
 
 __all__ = ["NullTrainer", "null_audit"]
 
@@ -53,7 +53,7 @@ class NullTrainer(ClassifierMixin, BaseEstimator):
 def null_audit(X: np.ndarray, y: np.ndarray, config: AuditConfig) -> dict:
     """The audit of :class:`NullTrainer` on ``(X, y)`` under ``config`` (its seed, models, attacks), without
     fits or a run folder: the same membership matrix, fit seeds and analysis as
-    :func:`mipkit.workflows.audit_model.run_audit`.
+    :func:`mipkit.workflows.audit.run.run_audit`.
 
     Returns
     -------

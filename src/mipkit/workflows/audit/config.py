@@ -76,7 +76,7 @@ class AuditConfig:
         Confidence level of every interval.
     fail_above : float or None
         The policy: the audit's finding is that ``fail_metric`` exceeds this (see
-        :func:`mipkit.workflows.audit_verdict.verdict`); None states no policy.
+        :func:`mipkit.workflows.audit.verdict.verdict`); None states no policy.
     fail_metric : str
         ``"eta"``, ``"auc"`` or ``"tpr@<fpr>"`` with an FPR of ``fprs``.
     scale : bool
@@ -194,7 +194,7 @@ class AuditConfig:
         slices = [self.slice_by] if isinstance(self.slice_by, str) else list(self.slice_by or ())
         names = (c.strip() for item in slices for c in str(item).split(","))
         slice_by = tuple(dict.fromkeys(c for c in names if c))
-        from mipkit.workflows.audit_verdict import check_policy
+        from mipkit.workflows.audit.verdict import check_policy
 
         fprs = tuple(float(f) for f in self.fprs)
         metric = check_policy(self.fail_metric, self.fail_above, fprs)

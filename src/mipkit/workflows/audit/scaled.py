@@ -17,7 +17,7 @@ from mipkit.game.trainers import register_trainer, resolve_trainer
 
 __all__ = ["SCALED_TRAINER", "ScaledTrainer"]
 
-SCALED_TRAINER = "mipkit.workflows.audit_scaled:ScaledTrainer"
+SCALED_TRAINER = "mipkit.workflows.audit.scaled:ScaledTrainer"
 
 
 @register_trainer

@@ -1,0 +1,1 @@
+"""The train_private verb."""
