@@ -87,7 +87,7 @@ def _api_entries() -> str:
         for name in names:
             try:
                 obj = getattr(module, name)
-            except (ImportError, AttributeError):  # its extra (torch, mbi) missing; tests/workflows checks exports
+            except (ImportError, AttributeError):  # an extra (torch, mbi) not installed
                 continue
             home = getattr(obj, "__module__", None)
             if not callable(obj) or not home or not home.startswith("mipkit"):
