@@ -41,9 +41,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from audit_adult import COLUMNS, shared_data  # noqa: E402  (the same Adult files and columns)
-from mipkit import audit_fitted  # noqa: E402
 from mipkit.data.io import features_target  # noqa: E402
 from mipkit.workflows.audit.run import AuditConfig, run_audit  # noqa: E402
+from mipkit.workflows.audit_fitted import AuditFittedConfig, FittedRelease, audit_fitted  # noqa: E402
 
 
 def load_adult(n_rows: int, seed: int) -> pd.DataFrame | None:
@@ -115,9 +115,12 @@ def main(argv: list[str] | None = None) -> int:
     model.fit(members.drop(columns="income"), members["income"])
     held_out_acc = float(model.score(non_members.drop(columns="income"), non_members["income"]))
     fitted = audit_fitted(
-        model, members, non_members, target="income", population=population, n_reference=args.references,
-        random_state=args.seed, n_jobs=args.n_jobs, n_boot=args.n_boot, out_dir=work / "fitted",
+        FittedRelease(model, members, non_members, population=population),
+        AuditFittedConfig(target="income", n_reference=args.references, seed=args.seed, n_jobs=args.n_jobs,
+                          n_boot=args.n_boot),
+        run_dir=work / "fitted",
     )  # fmt: skip
+    fitted.write(work / "fitted")
     t_fitted = time.perf_counter() - t0
 
     t0 = time.perf_counter()

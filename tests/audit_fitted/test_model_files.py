@@ -22,7 +22,7 @@ from mipkit.game.model_files import (
     load_model_file,
     save_model_file,
 )
-from mipkit.workflows.audit_fitted.run import audit_fitted
+from mipkit.workflows.audit_fitted import AuditFittedConfig, FittedRelease, audit_fitted
 
 pytest.importorskip("skops")
 
@@ -95,7 +95,9 @@ def test_skops_round_trip(files, capsys):
     out = capsys.readouterr().out
     assert code == 0
     view = json.loads(out)
-    result = audit_fitted(pipe, df.iloc[:40], df.iloc[40:], target="t", n_boot=100)
+    result = audit_fitted(
+        FittedRelease(pipe, df.iloc[:40], df.iloc[40:]), AuditFittedConfig(target="t", n_boot=100)
+    )
     assert view["question"] == "this fitted model"
     assert view["eta"] == pytest.approx(result.eta, abs=1e-12)
     assert view["eta_ci"] == pytest.approx(result.eta_ci, abs=1e-12)

@@ -12,8 +12,8 @@ from sklearn.preprocessing import StandardScaler
 
 import mipkit
 from mipkit._validation import MipkitValueError
-from mipkit.workflows.audit_fitted.run import audit_fitted
-from mipkit.workflows.audit_scores.run import balanced_trials
+from mipkit.workflows.audit_fitted import AuditFittedConfig, FittedRelease, audit_fitted
+from mipkit.workflows.audit_scores.attacks import balanced_trials
 
 
 def _table(n: int = 360, seed: int = 0, regression: bool = False) -> pd.DataFrame:
@@ -30,16 +30,9 @@ def test_pipeline_with_reference_models_through_the_engine(tmp_path):
     members, non_members, population = df.iloc[:80], df.iloc[80:160], df.iloc[160:]
     pipe = make_pipeline(StandardScaler(), LogisticRegression(C=1e4, max_iter=3000))
     pipe.fit(members.drop(columns="target"), members["target"])
-    settings = {
-        "target": "target",
-        "population": population,
-        "n_reference": 4,
-        "n_jobs": 1,
-        "n_boot": 200,
-        "out_dir": tmp_path / "run",
-        "write_report": False,
-    }
-    result = mipkit.audit_fitted(pipe, members, non_members, **settings)
+    release = FittedRelease(pipe, members, non_members, population=population)
+    config = mipkit.AuditFittedConfig(target="target", n_reference=4, n_jobs=1, n_boot=200)
+    result = mipkit.audit_fitted(release, config, run_dir=tmp_path / "run")
     assert set(result.summaries) == {"loss", "lira-online", "lira-offline", "rmia-online", "rmia-offline"}
     assert result.question == "this fitted model"
     assert result.to_dict()["question"]["answered"] == "this fitted model"
@@ -49,7 +42,7 @@ def test_pipeline_with_reference_models_through_the_engine(tmp_path):
     member = np.r_[np.ones(80), np.zeros(80)]
     assert result.summaries["loss"].auc == pytest.approx(roc_auc_score(member, np.log(p)), abs=1e-12)
     # re-running the same audit resumes from the ledger and gives the same numbers
-    again = mipkit.audit_fitted(pipe, members, non_members, **settings)
+    again = mipkit.audit_fitted(release, config, run_dir=tmp_path / "run")
     assert (
         again.to_dict()["attacks"]["lira-offline"]["auc"]
         == result.to_dict()["attacks"]["lira-offline"]["auc"]
@@ -65,16 +58,8 @@ def test_a_callable_reference_trainer():
         return LogisticRegression(C=10).fit(X, y)
 
     result = audit_fitted(
-        model,
-        members,
-        non_members,
-        target="target",
-        population=population,
-        reference_trainer=train,
-        n_reference=2,
-        n_jobs=1,
-        n_boot=200,
-        attacks=("loss", "lira"),
+        FittedRelease(model, members, non_members, population=population, reference_trainer=train),
+        AuditFittedConfig(target="target", n_reference=2, n_jobs=1, n_boot=200, attacks=("loss", "lira")),
     )
     assert set(result.summaries) == {"loss", "lira-online", "lira-offline"}
     assert "2 trained by" in result.setup["reference_models"]
@@ -84,7 +69,8 @@ def test_ridge_regressor_through_its_squared_error():
     df = _table(regression=True, seed=2)
     members, non_members = df.iloc[:30], df.iloc[30:90]
     ridge = Ridge(alpha=1e-3).fit(members.drop(columns="target"), members["target"])
-    result = audit_fitted(ridge, members, non_members, target="target", n_boot=200, n_reference=0)
+    release = FittedRelease(ridge, members, non_members)
+    result = audit_fitted(release, AuditFittedConfig(target="target", n_boot=200, n_reference=0))
     audited = pd.concat([members, non_members])
     err = (audited["target"] - ridge.predict(audited.drop(columns="target"))) ** 2
     member = np.r_[np.ones(30), np.zeros(60)]
@@ -95,7 +81,7 @@ def test_ridge_regressor_through_its_squared_error():
     assert set(result.skipped) == {"lira-online", "lira-offline", "rmia-online", "rmia-offline"}
     # by default, reference models (copies of the regressor on random halves of the audited records) run
     # every attack
-    full = audit_fitted(ridge, members, non_members, target="target", n_boot=200, n_jobs=1)
+    full = audit_fitted(release, AuditFittedConfig(target="target", n_boot=200, n_jobs=1))
     assert not full.skipped and full.setup["n_reference_models"] == 16
     assert full.summaries["loss"].auc == result.summaries["loss"].auc
 
@@ -126,7 +112,7 @@ def test_torch_mlp_module(torch_one_thread):
         m.assign(**{c: m[c] / s for c, s in zip("bc", (10, 100), strict=True)})
         for m in (members, non_members)
     ]
-    result = audit_fitted(net, scaled[0], scaled[1], target="target", n_boot=200)
+    result = audit_fitted(FittedRelease(net, *scaled), AuditFittedConfig(target="target", n_boot=200))
     audited = pd.concat(scaled)
     with torch.no_grad():
         logits = net(torch.tensor(audited.drop(columns="target").to_numpy(), dtype=torch.float32)).double()
@@ -142,7 +128,7 @@ def test_members_and_non_members_that_overlap_are_refused():
     df = _table(n=60)
     model = LogisticRegression().fit(df.drop(columns="target"), df["target"])
     with pytest.raises(MipkitValueError, match="overlap: 5 non-member"):
-        audit_fitted(model, df.iloc[:30], pd.concat([df.iloc[25:30], df.iloc[30:]]), target="target")
+        FittedRelease(model, df.iloc[:30], pd.concat([df.iloc[25:30], df.iloc[30:]]))
 
 
 def test_run_audit_accepts_a_dataframe(tmp_path):
@@ -171,4 +157,4 @@ def test_text_columns_for_a_model_without_column_names_are_one_line():
     )
     model = LogisticRegression().fit(rng.normal(size=(40, 3)), df["label"][:40])
     with pytest.raises(MipkitValueError, match="column\\(s\\) 'city' hold text"):
-        mipkit.audit_fitted(model, df[:40], df[40:], target="label")
+        mipkit.audit_fitted(FittedRelease(model, df[:40], df[40:]), mipkit.AuditFittedConfig(target="label"))

@@ -14,8 +14,8 @@ from sklearn.metrics import roc_auc_score
 
 import mipkit.cli as cli
 from mipkit.game.model_files import PickleLoadWarning, load_model_file
-from mipkit.workflows.audit_fitted.run import audit_fitted
-from mipkit.workflows.audit_scores.run import ModelOutputs, audit_predictions
+from mipkit.workflows.audit_fitted import AuditFittedConfig, FittedRelease, audit_fitted
+from mipkit.workflows.audit_scores import AuditScoresConfig, ModelOutputs, Predictions, audit_scores
 
 WRITER = textwrap.dedent(
     """
@@ -89,7 +89,8 @@ def test_csv_gives_the_numbers_of_the_in_process_audit(written, capsys):
         model = load_model_file(written / "model.joblib", trust_pickle=True)
     members = pd.read_csv(written / "members.csv")
     non_members = pd.read_csv(written / "non_members.csv")
-    result = audit_fitted(model, members, non_members, target="target", n_boot=200, n_reference=0)
+    release = FittedRelease(model, members, non_members)
+    result = audit_fitted(release, AuditFittedConfig(target="target", n_boot=200, n_reference=0))
     d = result.to_dict()
     assert view["auc"] == pytest.approx(d["auc"], abs=1e-12)
     assert view["eta"] == pytest.approx(d["eta"], abs=1e-12)
@@ -127,12 +128,9 @@ def test_reference_columns_run_lira_and_rmia_like_the_python_api(written, capsys
         )
         for k in range(4)
     ]
-    result = audit_predictions(
-        y,
-        pred["member"].to_numpy(),
-        ModelOutputs(proba=pred[["p_no", "p_yes"]].to_numpy()),
-        reference=refs,
-        n_boot=200,
+    outputs = ModelOutputs(proba=pred[["p_no", "p_yes"]].to_numpy())
+    result = audit_scores(
+        Predictions(y, pred["member"].to_numpy(), outputs, reference=refs), AuditScoresConfig(n_boot=200)
     )
     for name, row in view["attacks"].items():
         assert row["auc"] == pytest.approx(result.summaries[name].auc, abs=1e-12)
@@ -145,9 +143,7 @@ def test_a_loss_column_is_audited_as_cross_entropy(written):
     pred = pd.read_csv(written / "predictions_target_only.csv")
     p_true = np.where(pred["label"] == "yes", pred["p_yes"], pred["p_no"])
     frame = pred[["id", "member"]].assign(loss=-np.log(p_true))
-    from mipkit.workflows.audit_scores.file import audit_predictions_file
-
-    result = audit_predictions_file(frame, n_boot=200)
+    result = audit_scores(frame, AuditScoresConfig(n_boot=200))
     assert result.summaries["loss"].auc == pytest.approx(
         roc_auc_score(pred["member"], np.log(p_true)), abs=1e-12
     )
@@ -203,15 +199,13 @@ def test_bad_predictions_exit_2_with_one_line(written, tmp_path, capsys, case, w
 
 
 def test_logit_columns_and_offline_references(written):
-    from mipkit.workflows.audit_scores.file import audit_predictions_file
-
     pred = pd.read_csv(written / "predictions.csv")
     frame = pred[["id", "label", "member"]].copy()
     for c in ("no", "yes"):
         frame[f"logit_{c}"] = np.log(pred[f"p_{c}"]) + 3.0  # softmax is unchanged by a shift
         for k in range(4):
             frame[f"ref{k}_logit_{c}"] = np.log(pred[f"ref{k}_p_{c}"])
-    result = audit_predictions_file(frame, n_boot=200)  # no ref<k>_member: offline reference models
+    result = audit_scores(frame, AuditScoresConfig(n_boot=200))  # no ref<k>_member: offline reference models
     p_true = np.where(pred["label"] == "yes", pred["p_yes"], pred["p_no"])
     assert result.summaries["loss"].auc == pytest.approx(
         roc_auc_score(pred["member"], np.log(p_true)), abs=1e-9
@@ -228,7 +222,7 @@ def test_unequal_members_and_non_members_are_measured_at_the_mip_prior():
     many members drawn at random (seeded), and the per-record scores still cover every record. Over 40
     audits of outputs that ignore membership, eta stays near 0 (measured on all 500 trials its standard
     deviation was 0.125: a threshold that calls everyone a member is right 80% of the time)."""
-    from mipkit.workflows.audit_scores.run import ModelOutputs, audit_predictions, balanced_trials
+    from mipkit.workflows.audit_scores.attacks import balanced_trials
 
     member = np.r_[np.ones(400, bool), np.zeros(100, bool)]
     game = balanced_trials(member, seed=3)
@@ -241,7 +235,9 @@ def test_unequal_members_and_non_members_are_measured_at_the_mip_prior():
         y = rng.integers(0, 2, 500)
         p = rng.uniform(0.05, 0.95, 500)  # the model's output: independent of membership
         outputs = ModelOutputs(proba=np.c_[1 - p, p])
-        result = audit_predictions(y, member, outputs, attacks=("loss",), seed=seed)
+        result = audit_scores(
+            Predictions(y, member, outputs), AuditScoresConfig(attacks=("loss",), seed=seed)
+        )
         summary = result.summaries["loss"]
         assert summary.members == summary.nonmembers == 100
         assert len(result.scores) == 500 and result.setup["game_records"] == 200

@@ -20,7 +20,8 @@ import mipkit
 import mipkit.cli as cli
 from mipkit._validation import MipkitValueError
 from mipkit.game.model_files import save_model_file
-from mipkit.workflows.audit_scores.run import balanced_trials
+from mipkit.workflows.audit_fitted import FittedRelease
+from mipkit.workflows.audit_scores.attacks import balanced_trials
 
 ALL_ROWS = {"loss", "lira-online", "lira-offline", "rmia-online", "rmia-offline"}
 
@@ -122,9 +123,9 @@ def test_reference_models_are_clones_trained_on_the_raw_columns_the_model_reads(
         return clone(model).fit(X, y)
 
     result = mipkit.audit_fitted(
-        model, members, holdout, target="outcome", reference_trainer=train, n_reference=2, n_jobs=1,
-        n_boot=200, id_column="patient",
-    )  # fmt: skip
+        FittedRelease(model, members, holdout, reference_trainer=train),
+        mipkit.AuditFittedConfig(target="outcome", n_reference=2, n_jobs=1, n_boot=200, id_column="patient"),
+    )
     assert set(result.summaries) == ALL_ROWS
     assert len(seen) == 2
     for X in seen:  # the table as read: the model's columns only, text as text, numbers as numbers
@@ -141,14 +142,18 @@ def test_id_column_refusals_are_one_line(hospital):
     model = _pipeline().fit(df[["age", "ward", "sex"]][:40], df["outcome"][:40])
     shared = df.copy()
     shared.loc[50, "patient"] = shared.loc[3, "patient"]  # a member's id again among the non-members
+    release = FittedRelease(model, df[:40], df[40:])
+    config = mipkit.AuditFittedConfig(target="outcome")
     with pytest.raises(MipkitValueError, match="repeats 1 value"):
-        mipkit.audit_fitted(model, shared[:40], shared[40:], target="outcome", id_column="patient")
+        mipkit.audit_fitted(
+            FittedRelease(model, shared[:40], shared[40:]), config.replace(id_column="patient")
+        )
     with pytest.raises(MipkitValueError, match="not a column of the members"):
-        mipkit.audit_fitted(model, df[:40], df[40:], target="outcome", id_column="pid")
+        mipkit.audit_fitted(release, config.replace(id_column="pid"))
     with pytest.raises(MipkitValueError, match="one of the features"):
-        mipkit.audit_fitted(model, df[:40], df[40:], target="outcome", id_column="ward")
+        mipkit.audit_fitted(release, config.replace(id_column="ward"))
     with pytest.raises(MipkitValueError, match="slice-by column 'postcode'"):
-        mipkit.audit_fitted(model, df[:40], df[40:], target="outcome", slice_by=["postcode"])
+        mipkit.audit_fitted(release, config.replace(slice_by=["postcode"]))
 
 
 # ------------------------------------------------------------------------------------------ vendor file

@@ -44,8 +44,8 @@ class ReachedComputation(Exception):
 #: The heavy entry point of each command: what a refusal must come before.
 HEAVY = (
     "mipkit.engine.runner.run_fits",  # audit (every fit), audit-fitted's reference models
-    "mipkit.workflows.audit_fitted.run._model_input",  # audit-fitted: the released model's outputs
-    "mipkit.workflows.audit_scores.run.run_score_attacks",  # audit-scores, audit-fitted: the attacks
+    "mipkit.workflows.audit_fitted.outputs._model_input",  # audit-fitted: the released model's outputs
+    "mipkit.workflows.audit_scores.attacks.run_score_attacks",  # audit-scores, audit-fitted: the attacks
     "mipkit.workflows.audit_synthetic.run.spawn_seeds",  # audit-synthetic: its first step after the checks
     "mipkit.mechanisms.mip_noise.MIPNoise.fit",  # protect
     "mipkit.workflows.audit_noise.run.audit_noise",

@@ -17,7 +17,6 @@ from mipkit.cli.audit_scores import (
     IdColumnOption,
     SliceByOption,
     attack_names,
-    checked_measurement,
     finish,
     measurement,
 )
@@ -33,8 +32,8 @@ from mipkit.cli.options import (
 )
 
 DEFAULT_N_REFERENCE = 16
-"""``--reference-models``' default: :data:`mipkit.workflows.audit_fitted.run.DEFAULT_N_REFERENCE` (the command
-line imports no workflow module when it starts)."""
+"""``--reference-models``' default: :data:`mipkit.workflows.audit_fitted.config.DEFAULT_N_REFERENCE` (the
+command line imports no workflow module when it starts)."""
 
 # -- this command's own flags (the shared ones are in mipkit.cli.options) --
 FLAGS = flag_table(
@@ -114,49 +113,36 @@ def register(app: typer.Typer) -> None:
         quiet: QuietOption = False,
         no_report: NoReportOption = False,
     ) -> None:
-        """Audit a fitted model: its outputs on members vs non-members (LOSS, LiRA and RMIA)."""
-        from mipkit._runfolder import lock_run_folder
-        from mipkit._validation import MipkitValueError, check_choice
-        from mipkit.cli._progress import FitProgress, fits_label
-        from mipkit.cli.options import check_count, check_n_jobs, check_out_folder, comma_names
-        from mipkit.data.io import read_table
-        from mipkit.workflows.audit_fitted.run import audit_fitted as run
-        from mipkit.workflows.audit_fitted.run import check_no_overlap
+        """Audit a fitted model: its outputs on members vs non-members (LOSS, LiRA and RMIA).
 
-        kw = checked_measurement(
-            measure, seed, attacks, "audit-fitted"
-        )  # every setting checked before any file is read
-        check_choice("backend", backend, ("local", "ray"), owner="mipkit audit-fitted")
-        check_n_jobs(n_jobs)
-        check_count("--reference-models", reference_models, kind="models", minimum=0)
-        if reference_models == 1:
-            raise MipkitValueError("--reference-models must be 0 (none) or at least 2. Got 1.")
-        if population is not None and not reference_models:
-            raise MipkitValueError("--population trains reference models; --reference-models 0 trains none.")
+        Long only by its option declarations: flags -> :class:`AuditFittedConfig`, files -> the release.
+        """
+        from mipkit._runfolder import lock_run_folder
+        from mipkit.cli._progress import FitProgress, fits_label
+        from mipkit.cli.options import check_count, check_n_jobs, check_out_folder
+        from mipkit.data.io import read_table
+        from mipkit.workflows.audit_fitted import AuditFittedConfig, FittedRelease, audit_fitted
+
+        config = AuditFittedConfig(  # every setting checked before any file is read
+            **measure(),
+            seed=seed,
+            attacks=attack_names(attacks),
+            target=target,
+            id_column=id_column,
+            slice_by=slice_by or (),
+            n_reference=check_count("--reference-models", reference_models, kind="models", minimum=0),
+            backend=backend,
+            n_jobs=check_n_jobs(n_jobs),
+            address=address,
+        )
         run_dir = check_out_folder(out)
         model = load_model(model_file, trust_pickle, trusted_type)
-        tables = [read_table(p) for p in (members, non_members)]
+        members_table, non_members_table = (read_table(p) for p in (members, non_members))
         pop = read_table(population) if population is not None else None
-        check_no_overlap(*tables)  # refused before the run folder is made
+        # a model of another kind, or members that are non-members, refused before the run folder is made
+        release = FittedRelease(model, members_table, non_members_table, population=pop)
         label = fits_label(backend, n_jobs, address)
         with FitProgress(label, enabled=not (quiet or as_json)) as progress, lock_run_folder(run_dir):
-            result = run(
-                model,
-                tables[0],
-                tables[1],
-                target=target,
-                population=pop,
-                n_reference=reference_models,
-                id_column=id_column,
-                slice_by=comma_names(slice_by) if slice_by else (),
-                random_state=seed,
-                attacks=attack_names(attacks),
-                out_dir=run_dir,
-                backend=backend,
-                n_jobs=n_jobs,
-                address=address,
-                progress=progress,
-                **kw,
-                write_report=not no_report,
-            )
+            result = audit_fitted(release, config, run_dir=run_dir, progress=progress)
+            result.write(run_dir, report=not no_report)
         finish(result, run_dir, as_json)

@@ -48,31 +48,22 @@ SliceByOption = Annotated[
 ]
 
 
-def print_fitted(results: dict, run_dir: Path) -> None:
-    """The human-readable summary of a fitted-model audit: the question, skipped attacks and the table."""
-    from mipkit.cli.audit import print_human, print_paragraph
+def show(result: Any, results: dict, run_dir: Path) -> None:
+    """The human-readable answer of ``audit-scores`` and ``audit-fitted``: the result's summary, the lines of
+    :func:`mipkit.report.fitted_report.answer_lines`, the tables and the most exposed members."""
+    from mipkit.cli.audit import print_human
+    from mipkit.report.fitted_report import answer_lines, most_exposed_line
 
-    print_paragraph(results)
-    q = results.get("question") or {}
-    typer.echo(f"Question answered: {q.get('answered')}.")
-    for name, why in (results.get("skipped") or {}).items():
-        typer.echo(f"Not run: {name}: {why}.")
-    ignored = (results.get("design") or {}).get("columns_ignored")
-    if ignored:
-        typer.echo(f"Columns the model does not read (ignored): {', '.join(map(str, ignored))}.")
+    typer.echo(result.summary())
+    typer.echo("")
+    for line in answer_lines(results):
+        typer.echo(line)
     util = results.get("utility") or {}
     shown = {**results, "utility": util if "accuracy_nonmembers" in util else {}}
     print_human(shown, run_dir, paragraph=False)
-    rec = results.get("records") or {}
-    top = rec.get("most_exposed") or []
-    if top:
-        key = rec.get("id_field") or "record"
-        n = (results.get("design") or {}).get("n_records")
-        names = ", ".join(f"{r.get(key)} (rank {r.get('rank')})" for r in top[:5])
-        typer.echo(
-            f"Most exposed members ({rec.get('most_exposed_attack')}; rank of the score among {n} records, "
-            f"1 = most member-like): {names}; all in scores.parquet."
-        )
+    exposed = most_exposed_line(results)
+    if exposed:
+        typer.echo(exposed)
 
 
 def fitted_json(results: dict, run_dir: Path) -> dict:
@@ -100,8 +91,8 @@ def measurement(
     fail_above: FailAboveOption = None,
     fail_metric: FailMetricOption = "eta",
 ) -> dict[str, Any]:
-    """The measurement flags of ``audit-scores`` and ``audit-fitted`` (:func:`with_options`), as the keyword
-    arguments both audits take."""
+    """The measurement flags of ``audit-scores`` and ``audit-fitted`` (:func:`with_options`), as keyword
+    arguments of both configs (:class:`~mipkit.workflows.audit_scores.config.MeasureConfig`)."""
     return {
         "fprs": comma_floats(fprs, "--fprs"),
         "base_rates": comma_floats(base_rates, "--base-rates"),
@@ -112,30 +103,6 @@ def measurement(
     }
 
 
-def checked_measurement(measure: Any, seed: int, attacks: str, command: str) -> dict[str, Any]:
-    """The measurement flags (``measure``, the :func:`measurement` group) as keyword arguments, checked with
-    the seed and ``--attacks`` before any file is read
-    (:func:`~mipkit.workflows.audit.config.check_measurement` and the policy)."""
-    from mipkit._validation import MipkitValueError
-    from mipkit.attacks.registry import ATTACKS
-    from mipkit.workflows.audit.config import check_measurement
-    from mipkit.workflows.audit.verdict import check_policy
-
-    kw = measure()
-    check_measurement(
-        fprs=kw["fprs"],
-        base_rates=kw["base_rates"],
-        confidence=kw["confidence"],
-        n_boot=kw["n_boot"],
-        seed=seed,
-    )
-    check_policy(kw["fail_metric"], kw["fail_above"], kw["fprs"])
-    names = [a.lower() for a in attack_names(attacks)]
-    if any(a not in ATTACKS for a in names) or "loss" not in names:
-        raise MipkitValueError(f"--attacks must include loss, among {', '.join(ATTACKS)}. Got {attacks!r}.")
-    return kw
-
-
 def attack_names(attacks: str) -> tuple[str, ...]:
     """``--attacks`` -> names (LOSS alone when the list is empty)."""
     return comma_names(attacks) or ("loss",)
@@ -143,7 +110,7 @@ def attack_names(attacks: str) -> tuple[str, ...]:
 
 def finish(result: Any, run_dir: Path, as_json: bool) -> None:
     """Print the result (``--json``: one object) and exit 1 on a finding."""
-    finish_audit(result, run_dir, as_json, fitted_json, print_fitted)
+    finish_audit(result, run_dir, as_json, fitted_json, lambda results, folder: show(result, results, folder))
 
 
 def register(app: typer.Typer) -> None:
@@ -192,37 +159,30 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOption = False,
         no_report: NoReportOption = False,
     ) -> None:
-        """Audit a model from a predictions file: labels, membership and outputs in, metrics out."""
-        from mipkit._runfolder import lock_run_folder
-        from mipkit.cli.options import check_out_folder, comma_names
-        from mipkit.workflows.audit_scores.file import (
-            PredictionColumns,
-            audit_predictions_file,
-            read_predictions,
-        )
+        """Audit a model from a predictions file: labels, membership and outputs in, metrics out.
 
-        kw = checked_measurement(measure, seed, attacks, "audit-scores")
-        columns = PredictionColumns(
-            id=id_column or "id",
-            label=label_column,
-            member=member_column,
+        Long only by its option declarations: flags -> :class:`AuditScoresConfig`, the file -> predictions.
+        """
+        from mipkit._runfolder import lock_run_folder
+        from mipkit.cli.options import check_out_folder
+        from mipkit.workflows.audit_scores import AuditScoresConfig, audit_scores, read_predictions
+
+        config = AuditScoresConfig(
+            **measure(),
+            seed=seed,
+            attacks=attack_names(attacks),
+            id_column=id_column or "id",
+            label_column=label_column,
+            member_column=member_column,
             member_value=member_value,
-            score=score_column,
+            score_column=score_column,
             positive_class=positive_class,
-            proba=comma_names(proba_columns) if proba_columns else (),
-            slice_by=comma_names(slice_by) if slice_by else (),
+            proba_columns=proba_columns or (),
+            slice_by=slice_by or (),
         )
         run_dir = check_out_folder(out)
-        table = read_predictions(predictions, columns)  # bad input is refused before the run folder is made
+        predictions = read_predictions(predictions, config)  # refused before the run folder is made
         with lock_run_folder(run_dir):
-            result = audit_predictions_file(
-                table,
-                out_dir=run_dir,
-                attacks=attack_names(attacks),
-                seed=seed,
-                **kw,
-                write_report=not no_report,
-                model_info={"import_path": f"model of {Path(predictions).name}"},
-                design={"source": f"predictions file {Path(predictions).name}"},
-            )
+            result = audit_scores(predictions, config)
+            result.write(run_dir, report=not no_report)
         finish(result, run_dir, as_json)

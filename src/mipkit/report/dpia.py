@@ -28,6 +28,13 @@ _RELATION = {
 }
 
 
+FITTED_DATA_PREMISE = (
+    "the non-members come from the same population as the training records and each record's membership is "
+    "as stated (otherwise the figures measure how the two sets differ, not what the model reveals); "
+)
+"""The data-dependent premise of an audit of one fitted model (``audit-fitted``, ``audit-scores``)."""
+
+
 def relation_words(relation: str) -> str:
     """What a neighbouring relation protects each person against, in words."""
     return _RELATION.get(relation, relation)
@@ -218,7 +225,9 @@ def audit_paragraph(results: Mapping[str, Any]) -> str:
     meaning += "."
     fitted = (results.get("question") or {}).get("answered") == "this fitted model"
     premise = (
-        "Premise: a measurement by these attacks on these records, so a lower bound on the risk (a "
+        "Premise: "
+        + (FITTED_DATA_PREMISE if fitted else "")
+        + "a measurement by these attacks on these records, so a lower bound on the risk (a "
         "stronger attacker may do better), not a guarantee"
         + (
             "; it is about this model and these records"

@@ -16,7 +16,7 @@ from mipkit.report.audit_report import audit_sections, plain_summary, read_run
 from mipkit.report.audit_verdict_report import verdict_section
 from mipkit.report.html import Section
 
-__all__ = ["build"]
+__all__ = ["answer_lines", "build", "most_exposed_line"]
 
 ATTACKS_TEXT = (
     "Each attack scores every audited record from the released model's outputs (LOSS) and, where reference "
@@ -25,6 +25,34 @@ ATTACKS_TEXT = (
     "chosen on the other half of the records. Intervals: a bootstrap over records (one model, independent "
     "records); the headline's is simultaneous over the attacks."
 )
+
+
+def answer_lines(results: dict) -> list[str]:
+    """The lines printed after the paragraph of ``audit-fitted`` and ``audit-scores``: the question answered,
+    the attacks not run and why, and the columns the model does not read."""
+    q = results.get("question") or {}
+    lines = [f"Question answered: {q.get('answered')}."]
+    lines += [f"Not run: {name}: {why}." for name, why in (results.get("skipped") or {}).items()]
+    ignored = (results.get("design") or {}).get("columns_ignored")
+    if ignored:
+        lines.append(f"Columns the model does not read (ignored): {', '.join(map(str, ignored))}.")
+    return lines
+
+
+def most_exposed_line(results: dict) -> str | None:
+    """The line that names the five most exposed members (by id, else by record) and their ranks; None when
+    no member is ranked."""
+    rec = results.get("records") or {}
+    top = rec.get("most_exposed") or []
+    if not top:
+        return None
+    key = rec.get("id_field") or "record"
+    n = (results.get("design") or {}).get("n_records")
+    names = ", ".join(f"{r.get(key)} (rank {r.get('rank')})" for r in top[:5])
+    return (
+        f"Most exposed members ({rec.get('most_exposed_attack')}; rank of the score among {n} records, "
+        f"1 = most member-like): {names}; all in scores.parquet."
+    )
 
 
 def _question_section(results: dict) -> Section:

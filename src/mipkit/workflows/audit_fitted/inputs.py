@@ -1,4 +1,4 @@
-"""The inputs of :func:`mipkit.workflows.audit_fitted.run.audit_fitted`, checked before the model is scored.
+"""The inputs of :func:`mipkit.audit_fitted`, checked before the model is scored.
 
 Members, non-members and the population are tables with the target column (or ``(X, y)`` pairs); they must
 not share a record, must hold values the model can score (no NaN, no infinity, no word in a column of

@@ -1,6 +1,5 @@
-"""The reference models of :func:`mipkit.workflows.audit_fitted.run.audit_fitted`: copies of the released
-model's
-training procedure, each trained on a random subset of a pool of records through the engine.
+"""The reference models of :func:`mipkit.audit_fitted`: copies of the released model's training procedure,
+each trained on a random subset of a pool of records through the engine.
 
 The pool is the population records (when given) followed by the audited records (members, then
 non-members). Every audited record is thus IN some reference models and OUT of others, which LiRA / RMIA
@@ -21,11 +20,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mipkit._random import spawn_seeds
 from mipkit._validation import MipkitValueError
 from mipkit.game.trainers import TrainerSpec, _set_random_state
 from mipkit.workflows.audit_fitted.columns import ColumnCodec, RawColumns
 from mipkit.workflows.audit_fitted.inputs import _codes, _numeric
-from mipkit.workflows.audit_scores.run import ModelOutputs, loss_to_proba
+from mipkit.workflows.audit_scores.outputs import ModelOutputs, loss_to_proba
 
 __all__ = ["LEDGER_FILE", "Audited", "describe", "reference_outputs"]
 
@@ -64,7 +64,8 @@ class _CallableTrainer:
 
 class _SquaredErrorAsProba:
     """A regressor inside the engine: ``X`` carries the target as its last column and the "probabilities"
-    are :func:`mipkit.workflows.audit_scores.run.loss_to_proba` of ``(y - f(x))^2 / (2 s^2)`` (label 0)."""
+    are :func:`mipkit.workflows.audit_scores.outputs.loss_to_proba` of ``(y - f(x))^2 / (2 s^2)``
+    (label 0)."""
 
     def __init__(self, inner: Any, scale: float) -> None:
         self.inner = inner
@@ -132,32 +133,12 @@ class Audited:
     train_size: int  # the members' count: the size of every reference model's training set
 
 
-def reference_outputs(
-    model: Any,
-    reference_trainer: Any,
-    population: tuple[pd.DataFrame, pd.Series] | None,
-    target: str | None,
-    audited: Audited,
-    *,
-    n_reference: int,
-    random_state: int,
-    out_dir: str | Path | None,
-    engine: dict[str, Any],
-) -> tuple[list[ModelOutputs], str, dict]:
-    """Train the reference models on random subsets of population + audited records through the engine: each
-    as large as the members, or, without ``population``, a random half of the audited records.
-
-    A model fitted on a table (``feature_names_in_``) is retrained on the columns of ``audited.X`` (its own)
-    as they are (:class:`~mipkit.workflows.audit_fitted.columns.RawColumns`); another model on their numbers.
-    ``engine`` holds the ``backend``, ``n_jobs``, ``address`` and ``progress`` arguments of
-    :func:`mipkit.engine.runner.run_fits`.
-    """
-    from mipkit.engine.ledger import Ledger, make_run_key
-    from mipkit.engine.runner import FitTask, run_fits
-    from mipkit.game.splits import random_halves
-
-    k = n_reference
-    procedure = model if reference_trainer is None else reference_trainer
+def _pool(
+    model: Any, population: tuple[pd.DataFrame, pd.Series] | None, target: str | None, audited: Audited
+) -> tuple[np.ndarray, np.ndarray, int, ColumnCodec | None]:
+    """``(X_fit, y_fit, n_population, codec)``: the pool the reference models are trained on, population
+    records first. A model fitted on a table travels as its own columns' codes (``codec``); a regressor's
+    target is the last column of ``X_fit`` (its "labels" are zeros)."""
     if population is None:
         Xp, yp = audited.X.iloc[:0], audited.y.iloc[:0]
     else:
@@ -170,56 +151,115 @@ def reference_outputs(
     else:
         parts = [] if population is None else [_numeric(Xp, "population")]
         X_pool = np.vstack([*parts, _numeric(audited.X, "audited records")])
-    if audited.regression:
-        y_pool_num = np.r_[
-            pd.to_numeric(yp, errors="coerce").to_numpy(dtype=float), audited.y.to_numpy(dtype=float)
-        ]
-        if not np.all(np.isfinite(y_pool_num)):
-            raise MipkitValueError(
-                f"The population's target {target!r} must be numeric without missing values."
-            )
-        X_fit = np.column_stack([X_pool, y_pool_num])
-        y_fit = np.zeros(len(X_fit), dtype=np.int64)
-        query = X_fit[len(Xp) :]
-        n_classes = 2
-    else:
+    if not audited.regression:
         y_pop = _codes(yp, audited.classes, "the population") if len(Xp) else np.zeros(0, np.int64)
-        X_fit, y_fit = X_pool, np.r_[y_pop, audited.codes]
-        query, n_classes = X_pool[len(Xp) :], len(audited.classes)
+        return X_pool, np.r_[y_pop, audited.codes], len(Xp), codec
+    y_pool = np.r_[pd.to_numeric(yp, errors="coerce").to_numpy(dtype=float), audited.y.to_numpy(dtype=float)]
+    if not np.all(np.isfinite(y_pool)):
+        raise MipkitValueError(f"The population's target {target!r} must be numeric without missing values.")
+    X_fit = np.column_stack([X_pool, y_pool])
+    return X_fit, np.zeros(len(X_fit), dtype=np.int64), len(Xp), codec
+
+
+def _tasks(n_fit: int, n_population: int, train_size: int, k: int, seed: int) -> tuple[np.ndarray, list, int]:
+    """``(in_mask, tasks, size)``: which pool records each of the ``k`` reference models trains on (``size``
+    of them: as many as the members, or half the audited records without population) and its fit task."""
+    from mipkit.engine.runner import FitTask
+    from mipkit.game.splits import random_halves
+
+    ss_halves, ss_fits = np.random.SeedSequence([int(seed), 0xFEF]).spawn(2)
+    size = min(int(train_size), n_fit - 1 if n_population else n_fit // 2)
+    in_mask = random_halves(n_fit, k, k=size, random_state=np.random.default_rng(ss_halves))
+    seeds = spawn_seeds(np.random.default_rng(ss_fits), k)
+    tasks = [FitTask(index=j, train_idx=np.flatnonzero(in_mask[j]), seed=seeds[j]) for j in range(k)]
+    return in_mask, tasks, size
+
+
+def _fit(
+    trainer: TrainerSpec,
+    X_fit: np.ndarray,
+    y_fit: np.ndarray,
+    tasks: list,
+    *,
+    query: np.ndarray,
+    n_classes: int,
+    run_dir: str | Path | None,
+    engine: dict[str, Any],
+) -> tuple[list[np.ndarray], str]:
+    """The reference models' probabilities on ``query`` (through the engine: a ledger in ``run_dir``, so a
+    re-run resumes) and the run key."""
+    from mipkit.engine.ledger import Ledger, make_run_key
+    from mipkit.engine.runner import run_fits
+
+    run_key = make_run_key(trainer, X_fit, y_fit, tasks, query_X=query, extra={"workflow": "audit-fitted-v1"})
+    kwargs = {"query_X": query, **engine, "n_classes": n_classes}
+    if run_dir is None:
+        return run_fits(trainer, X_fit, y_fit, tasks, **kwargs), run_key
+    Path(run_dir).mkdir(parents=True, exist_ok=True)
+    with Ledger(Path(run_dir) / LEDGER_FILE, run_key, info={"kind": "audit-fitted"}) as ledger:
+        return run_fits(trainer, X_fit, y_fit, tasks, ledger=ledger, **kwargs), run_key
+
+
+def _as_outputs(probs: list[np.ndarray], ref_member: np.ndarray, regression: bool) -> list[ModelOutputs]:
+    """Each reference model's outputs on the audited records, with which of them it trained on; a
+    regressor's back to the per-record loss ``-log exp(-l)``."""
+    if regression:
+        tiny = np.finfo(float).tiny
+        return [
+            ModelOutputs(loss=-np.log(np.maximum(p[:, 0], tiny)), member=m)
+            for p, m in zip(probs, ref_member, strict=True)
+        ]
+    return [
+        ModelOutputs(proba=np.asarray(p, dtype=float), member=m)
+        for p, m in zip(probs, ref_member, strict=True)
+    ]
+
+
+def reference_outputs(
+    model: Any,
+    reference_trainer: Any,
+    population: tuple[pd.DataFrame, pd.Series] | None,
+    target: str | None,
+    audited: Audited,
+    *,
+    n_reference: int,
+    random_state: int,
+    run_dir: str | Path | None,
+    engine: dict[str, Any],
+) -> tuple[list[ModelOutputs], str, dict]:
+    """Train the reference models on random subsets of population + audited records through the engine: each
+    as large as the members, or, without ``population``, a random half of the audited records.
+
+    A model fitted on a table (``feature_names_in_``) is retrained on the columns of ``audited.X`` (its own)
+    as they are (:class:`~mipkit.workflows.audit_fitted.columns.RawColumns`); another model on their numbers.
+    ``engine`` holds the ``backend``, ``n_jobs``, ``address`` and ``progress`` arguments of
+    :func:`mipkit.engine.runner.run_fits`.
+
+    Returns
+    -------
+    reference, run_key, design
+        The reference models' outputs on the audited records, the fits' run key and the design's lines.
+    """
+    k = n_reference
+    procedure = model if reference_trainer is None else reference_trainer
+    X_fit, y_fit, n_pop, codec = _pool(model, population, target, audited)
     trainer = _ObjectTrainer(
         import_path=describe(procedure), params={}, obj=procedure, regression_scale=audited.scale, codec=codec
     )
-    ss = np.random.SeedSequence([int(random_state), 0xFEF])
-    ss_halves, ss_fits = ss.spawn(2)
-    size = min(int(audited.train_size), len(X_fit) - 1 if len(Xp) else len(X_fit) // 2)
-    in_mask = random_halves(len(X_fit), k, k=size, random_state=np.random.default_rng(ss_halves))
-    seeds = np.random.default_rng(ss_fits).integers(0, 2**31 - 1, size=k)
-    tasks = [FitTask(index=j, train_idx=np.flatnonzero(in_mask[j]), seed=int(seeds[j])) for j in range(k)]
-    run_key = make_run_key(trainer, X_fit, y_fit, tasks, query_X=query, extra={"workflow": "audit-fitted-v1"})
-    kwargs = {"query_X": query, **engine, "n_classes": n_classes}
-    if out_dir is not None:
-        Path(out_dir).mkdir(parents=True, exist_ok=True)
-        with Ledger(Path(out_dir) / LEDGER_FILE, run_key, info={"kind": "audit-fitted"}) as ledger:
-            probs = run_fits(trainer, X_fit, y_fit, tasks, ledger=ledger, **kwargs)
-    else:
-        probs = run_fits(trainer, X_fit, y_fit, tasks, **kwargs)
-    ref_member = in_mask[:, len(Xp) :]
-    if audited.regression:  # back to the per-record loss: -log exp(-l)
-        tiny = np.finfo(float).tiny
-        refs = [
-            ModelOutputs(loss=-np.log(np.maximum(probs[j][:, 0], tiny)), member=ref_member[j])
-            for j in range(k)
-        ]
-    else:
-        refs = [ModelOutputs(proba=np.asarray(probs[j], dtype=float), member=ref_member[j]) for j in range(k)]
+    in_mask, tasks, size = _tasks(len(X_fit), n_pop, audited.train_size, k, random_state)
+    n_classes = 2 if audited.regression else len(audited.classes)
+    probs, run_key = _fit(
+        trainer, X_fit, y_fit, tasks, query=X_fit[n_pop:], n_classes=n_classes, run_dir=run_dir, engine=engine
+    )
+    refs = _as_outputs(probs, in_mask[:, n_pop:], audited.regression)
     where = (
-        f"a random {size} of {len(Xp)} population + {len(audited.X)} audited records"
-        if len(Xp)
+        f"a random {size} of {n_pop} population + {len(audited.X)} audited records"
+        if n_pop
         else f"a random half ({size}) of the {len(audited.X)} audited records (no population records given)"
     )
     design = {
         "reference_models": f"{k} trained by {describe(procedure)}, each on {where}",
         "reference_models_trained_on": "the model's own columns as they are" if codec else "numeric arrays",
-        "population_records": len(Xp),
+        "population_records": n_pop,
     }
     return refs, run_key, design

@@ -1,7 +1,8 @@
 """The predictions file of ``mipkit audit-scores``: one row per audited record, written by any framework.
 
-Columns (names are case-sensitive; other columns are ignored; :class:`PredictionColumns` renames them, so a
-vendor's file is read as it is):
+Columns (names are case-sensitive; other columns are ignored; the ``*_column`` settings of
+:class:`~mipkit.workflows.audit_scores.config.AuditScoresConfig` rename them, so a vendor's file is read as it
+is):
 
 * ``id``: the record's id, unique and non-missing;
 * ``label``: its true class, matching a ``<class>`` of the output columns (optional with ``loss``);
@@ -18,14 +19,13 @@ model (``score``: a probability in [0, 1]) or as probability columns named freel
 membership as a column of words (``member_value`` names the members' value, say ``yes``); reference
 columns are then not read.
 
-:func:`read_predictions` checks all of this and returns the arrays; :func:`audit_predictions_file` audits
-them with :func:`mipkit.workflows.audit_scores.run.audit_predictions`.
+:func:`read_predictions` checks all of this and returns the arrays
+(:class:`~mipkit.workflows.audit_scores.outputs.Predictions`), which :func:`mipkit.audit_scores` audits.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,10 +34,10 @@ import pandas as pd
 
 from mipkit._validation import MipkitValueError
 from mipkit.workflows.audit.config import RecordInfo
-from mipkit.workflows.audit_fitted.result import FittedAuditResult
-from mipkit.workflows.audit_scores.run import ModelOutputs, audit_predictions
+from mipkit.workflows.audit_scores.config import AuditScoresConfig
+from mipkit.workflows.audit_scores.outputs import ModelOutputs, Predictions
 
-__all__ = ["PredictionColumns", "PredictionsTable", "audit_predictions_file", "read_predictions"]
+__all__ = ["read_predictions"]
 
 _KINDS = {"p": "proba", "logit": "logits"}
 _OUTPUT = re.compile(r"^(?:ref(?P<ref>\d+)_)?(?:(?P<kind>p|logit)_(?P<cls>.+)|(?P<loss>loss))$")
@@ -45,51 +45,6 @@ _REF_MEMBER = re.compile(r"^ref(\d+)_member$")
 
 
 _BINARY_PAIRS = (("0", "1"), ("false", "true"), ("no", "yes"), ("n", "y"), ("negative", "positive"))
-
-
-@dataclass(frozen=True)
-class PredictionColumns:
-    """Which columns of a predictions file hold what (defaults: mipkit's own names).
-
-    Attributes
-    ----------
-    id, label, member : str
-        The record's id, its true class and its membership.
-    member_value : str, optional
-        The members' value of the ``member`` column (its other value marks the non-members); default 0/1.
-    score : str, optional
-        One score per record: the probability of the positive class of a binary model.
-    positive_class : str, optional
-        The label value ``score`` is the probability of (default: ``1``, ``true`` or ``yes`` when the labels
-        are such a pair).
-    proba : tuple of str, optional
-        Probability columns, one per class: ``class=column``, or a column whose name ends with its class.
-    slice_by : tuple of str
-        Columns whose subgroups are measured (the true class always is).
-    """
-
-    id: str = "id"
-    label: str = "label"
-    member: str = "member"
-    member_value: str | None = None
-    score: str | None = None
-    positive_class: str | None = None
-    proba: tuple[str, ...] = ()
-    slice_by: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class PredictionsTable:
-    """The arrays a predictions file holds (see the module docstring)."""
-
-    ids: np.ndarray
-    labels: np.ndarray
-    member: np.ndarray
-    outputs: ModelOutputs
-    reference: list[ModelOutputs] = field(default_factory=list)
-    classes: list[str] = field(default_factory=list)
-    records: RecordInfo | None = None
-    label_name: str = "label"
 
 
 def _check_values(df: pd.DataFrame, cols: list[str], what: str) -> np.ndarray:
@@ -205,11 +160,52 @@ def _label_codes(df: pd.DataFrame, classes: list[str], col: str = "label") -> np
     return np.array([index[t] for t in text], dtype=np.int64)
 
 
+def _read(source: str | Path | pd.DataFrame, config: AuditScoresConfig) -> pd.DataFrame:
+    """The table, with the id and member columns and at least 4 rows; the slice-by columns among its own."""
+    if isinstance(source, pd.DataFrame):
+        df = source.reset_index(drop=True)
+    else:
+        from mipkit.data.io import read_table
+
+        df = read_table(source)
+    missing = [c for c in (config.id_column, config.member_column) if c not in df.columns]
+    if missing:
+        raise MipkitValueError(
+            f"The predictions file lacks the column(s) {', '.join(missing)}; it needs {config.id_column}, "
+            f"{config.label_column}, {config.member_column} and the model's outputs (p_<class> columns, "
+            f"logit_<class> columns or loss). Its columns: {', '.join(map(str, df.columns[:12]))}."
+        )
+    absent = [c for c in _slice_by(config) if c not in df.columns]
+    if absent:
+        raise MipkitValueError(
+            f"The slice-by column(s) {', '.join(map(repr, absent))} are not columns of the predictions file."
+        )
+    if len(df) < 4:
+        raise MipkitValueError(f"The predictions file has {len(df)} rows; an audit needs at least 4 records.")
+    return df
+
+
+def _slice_by(config: AuditScoresConfig) -> list[str]:
+    return [c for c in config.slice_by if c not in (config.label_column, "label")]
+
+
+def _described(source: str | Path | pd.DataFrame) -> dict[str, Any]:
+    """``model_info`` and ``design`` of the predictions: named after the file, or a table."""
+    if isinstance(source, pd.DataFrame):
+        return {"model_info": {"import_path": "model of the predictions table"},
+                "design": {"source": "predictions table"}}  # fmt: skip
+    name = Path(source).name
+    return {
+        "model_info": {"import_path": f"model of {name}"},
+        "design": {"source": f"predictions file {name}"},
+    }
+
+
 def read_predictions(
-    source: str | Path | pd.DataFrame, columns: PredictionColumns | None = None
-) -> PredictionsTable:
+    source: str | Path | pd.DataFrame, config: AuditScoresConfig | None = None
+) -> Predictions:
     """Read and check a predictions table (a CSV/Parquet path or a DataFrame; see the module docstring), its
-    columns named by ``columns`` (default: mipkit's own names).
+    columns named by ``config`` (default: mipkit's own names).
 
     Raises
     ------
@@ -219,47 +215,32 @@ def read_predictions(
         summing to 1, labels without an output column, or reference columns whose kind or classes differ
         from the audited model's.
     """
-    cols = columns or PredictionColumns()
-    if cols.score is not None and cols.proba:
-        raise MipkitValueError(
-            "Give the model's outputs as one score column or as probability columns, not both."
-        )
-    if isinstance(source, pd.DataFrame):
-        df = source.reset_index(drop=True)
+    config = AuditScoresConfig() if config is None else config
+    df = _read(source, config)
+    ids = _ids(df, config.id_column)
+    if config.member_value is not None:
+        member = _member_words(df, config.member_column, config.member_value)
     else:
-        from mipkit.data.io import read_table
+        member = _member(df, config.member_column)
+    slice_by = _slice_by(config)
+    slices = {c: df[c].to_numpy() for c in slice_by}
+    records = RecordInfo(np.arange(len(df)), ids, config.id_column, slices, dict.fromkeys(slice_by))
+    if config.score_column is not None or config.proba_columns:
+        outputs, labels, classes = _named_outputs(df, config)
+        reference: list[ModelOutputs] = []
+    else:
+        outputs, labels, classes, reference = _mipkit_outputs(df, config)
+    return Predictions(
+        labels, member, outputs, tuple(reference), ids, tuple(classes), records, config.label_column,
+        **_described(source),
+    )  # fmt: skip
 
-        df = read_table(source)
-    missing = [c for c in (cols.id, cols.member) if c not in df.columns]
-    if missing:
-        raise MipkitValueError(
-            f"The predictions file lacks the column(s) {', '.join(missing)}; it needs {cols.id}, "
-            f"{cols.label}, {cols.member} and the model's outputs (p_<class> columns, logit_<class> columns "
-            f"or loss). Its columns: {', '.join(map(str, df.columns[:12]))}."
-        )
-    slice_by = [c for c in dict.fromkeys(cols.slice_by) if c not in (cols.label, "label")]
-    absent = [c for c in slice_by if c not in df.columns]
-    if absent:
-        raise MipkitValueError(
-            f"The slice-by column(s) {', '.join(map(repr, absent))} are not columns of the predictions file."
-        )
-    if len(df) < 4:
-        raise MipkitValueError(f"The predictions file has {len(df)} rows; an audit needs at least 4 records.")
-    ids = _ids(df, cols.id)
-    if cols.member_value is not None:
-        member = _member_words(df, cols.member, str(cols.member_value).strip())
-    else:
-        member = _member(df, cols.member)
-    records = RecordInfo(
-        np.arange(len(df)),
-        ids,
-        cols.id,
-        {c: df[c].to_numpy() for c in slice_by},
-        dict.fromkeys(slice_by),
-    )
-    if cols.score is not None or cols.proba:
-        outputs, labels, classes = _named_outputs(df, cols)
-        return PredictionsTable(ids, labels, member, outputs, [], classes, records, cols.label)
+
+def _mipkit_outputs(
+    df: pd.DataFrame, config: AuditScoresConfig
+) -> tuple[ModelOutputs, np.ndarray, list[str], list[ModelOutputs]]:
+    """The outputs, label codes, classes and reference models' outputs of a file with mipkit's output
+    columns (``p_<class>``, ``logit_<class>`` or ``loss``, and ``ref<k>_...``)."""
     groups = _group_outputs([str(c) for c in df.columns])
     if None not in groups:
         raise MipkitValueError(
@@ -275,17 +256,27 @@ def read_predictions(
         )
     vals = _check_values(df, target["columns"], kind)
     outputs = ModelOutputs(**{kind: vals[:, 0] if kind == "loss" else vals})
-    labels = _label_codes(df, classes, cols.label) if kind != "loss" else np.zeros(len(df), dtype=np.int64)
-    reference = []
+    if kind == "loss":
+        labels = np.zeros(len(df), dtype=np.int64)
+    else:
+        labels = _label_codes(df, classes, config.label_column)
+    return outputs, labels, list(classes), _reference_outputs(df, groups, target)
+
+
+def _reference_outputs(df: pd.DataFrame, groups: dict, target: dict) -> list[ModelOutputs]:
+    """The reference models' outputs (``ref<k>_...`` columns) with their ``ref<k>_member``, of the target's
+    kind and classes."""
+    kind = target["kind"]
     members = {m.group(1) for c in df.columns if (m := _REF_MEMBER.match(str(c)))}
     orphans = sorted(members - set(groups), key=int)
     if orphans:
         raise MipkitValueError(
             f"The predictions file has ref{orphans[0]}_member but no ref{orphans[0]} outputs."
         )
+    reference = []
     for key in sorted(groups, key=int):
         g = groups[key]
-        if g["kind"] != kind or g["classes"] != classes:
+        if g["kind"] != kind or g["classes"] != target["classes"]:
             raise MipkitValueError(
                 f"Reference model {key}'s columns ({', '.join(g['columns'][:4])}) must be the same kind and "
                 f"classes as the audited model's ({', '.join(target['columns'][:4])})."
@@ -293,28 +284,28 @@ def read_predictions(
         rv = _check_values(df, g["columns"], kind)
         mem = _member(df, f"ref{key}_member") if key in members else None
         reference.append(ModelOutputs(**{kind: rv[:, 0] if kind == "loss" else rv}, member=mem))
-    return PredictionsTable(ids, labels, member, outputs, reference, list(classes), records, cols.label)
+    return reference
 
 
-def _named_outputs(df: pd.DataFrame, cols: PredictionColumns) -> tuple[ModelOutputs, np.ndarray, list[str]]:
+def _named_outputs(df: pd.DataFrame, cols: AuditScoresConfig) -> tuple[ModelOutputs, np.ndarray, list[str]]:
     """The outputs, label codes and classes of a file whose outputs are one score or named probability
     columns."""
-    text = _label_text(df, cols.label)
+    text = _label_text(df, cols.label_column)
     values = sorted(set(text))
-    if cols.score is not None:
-        if cols.score not in df.columns:
-            raise MipkitValueError(f"The predictions file has no score column {cols.score!r}.")
-        score = _check_values(df, [cols.score], "score")[:, 0]
+    if cols.score_column is not None:
+        if cols.score_column not in df.columns:
+            raise MipkitValueError(f"The predictions file has no score column {cols.score_column!r}.")
+        score = _check_values(df, [cols.score_column], "score")[:, 0]
         outside = np.flatnonzero((score < 0) | (score > 1))
         if outside.size:
             raise MipkitValueError(
-                f"The score column {cols.score!r} must hold the probability of the positive class, in "
+                f"The score column {cols.score_column!r} must hold the probability of the positive class, in "
                 f"[0, 1]; row {outside[0] + 1} has {score[outside[0]]:g}."
             )
         classes = _binary_classes(values, cols)
         labels = (text == classes[1]).astype(np.int64)
         return ModelOutputs(proba=np.column_stack([1.0 - score, score])), labels, classes
-    pairs = [_proba_pair(spec, values, df) for spec in cols.proba]
+    pairs = [_proba_pair(spec, values, df) for spec in cols.proba_columns]
     classes = [c for c, _ in pairs]
     if len(set(classes)) != len(classes) or len(classes) < 2:
         raise MipkitValueError(
@@ -332,12 +323,12 @@ def _named_outputs(df: pd.DataFrame, cols: PredictionColumns) -> tuple[ModelOutp
     return ModelOutputs(proba=vals), np.array([index[t] for t in text], dtype=np.int64), classes
 
 
-def _binary_classes(values: list[str], cols: PredictionColumns) -> list[str]:
+def _binary_classes(values: list[str], cols: AuditScoresConfig) -> list[str]:
     """``[negative, positive]``: the positive class as given, or that of a known pair (0/1, no/yes, ...)."""
     shown = ", ".join(map(repr, values[:5])) + (" ..." if len(values) > 5 else "")
     if len(values) > 2:
         raise MipkitValueError(
-            f"A score column is the output of a binary model, but the {cols.label!r} column holds "
+            f"A score column is the output of a binary model, but the {cols.label_column!r} column holds "
             f"{len(values)} values ({shown}); give one probability column per class instead."
         )
     if cols.positive_class is not None:
@@ -345,7 +336,7 @@ def _binary_classes(values: list[str], cols: PredictionColumns) -> list[str]:
         others = [v for v in values if v != pos]
         if len(others) > 1:
             raise MipkitValueError(
-                f"The positive class {pos!r} is not a value of the {cols.label!r} column ({shown})."
+                f"The positive class {pos!r} is not a value of the {cols.label_column!r} column ({shown})."
             )
         return [others[0] if others else f"not {pos}", pos]
     lower = {v.lower(): v for v in values}
@@ -353,8 +344,8 @@ def _binary_classes(values: list[str], cols: PredictionColumns) -> list[str]:
         if set(lower) <= {neg, pos}:
             return [lower.get(neg, neg), lower.get(pos, pos)]
     raise MipkitValueError(
-        f"Which label is the score the probability of? The {cols.label!r} column holds {shown}: name the "
-        "positive class."
+        f"Which label is the score the probability of? The {cols.label_column!r} column holds {shown}: name "
+        "the positive class."
     )
 
 
@@ -376,26 +367,3 @@ def _proba_pair(spec: str, values: list[str], df: pd.DataFrame) -> tuple[str, st
     if col not in df.columns:
         raise MipkitValueError(f"The predictions file has no probability column {col!r}.")
     return cls, col
-
-
-def audit_predictions_file(
-    source: str | Path | pd.DataFrame | PredictionsTable, *, out_dir: str | Path | None = None, **kwargs: Any
-) -> FittedAuditResult:
-    """Audit the model whose outputs a predictions table holds (:func:`read_predictions`, or its result),
-    with :func:`mipkit.workflows.audit_scores.run.audit_predictions` (``kwargs`` are its settings)."""
-    table = source if isinstance(source, PredictionsTable) else read_predictions(source)
-    design = {"source": "predictions file" if isinstance(source, (str, Path)) else "predictions table"}
-    info = kwargs.pop("model_info", None) or {"import_path": "model of the predictions file"}
-    return audit_predictions(
-        table.labels,
-        table.member,
-        table.outputs,
-        reference=table.reference,
-        records=table.records,
-        label_name=table.label_name,
-        classes=table.classes or None,
-        model_info=info,
-        design={**design, **kwargs.pop("design", {})},
-        out_dir=out_dir,
-        **kwargs,
-    )

@@ -3,7 +3,7 @@
 :func:`read_records` reads the table of ``mipkit train-private`` with each record's position in the table and
 (with ``id_column``) its id; :func:`split_frame` is ``split.parquet``: one row per record with ``row``,
 ``id`` and ``member`` (trained on) - never a feature or a label. :func:`audit_against_certificate` audits the
-fitted model as released (:func:`mipkit.workflows.audit_fitted.run.audit_fitted`: LOSS on its outputs) on its
+fitted model as released (:func:`mipkit.audit_fitted`: LOSS on its outputs) on its
 training rows (members) against the held-out rows, which stand in for non-members (they are the only records
 of the population the run did not train on), and sets the measured TPR at each certified FPR beside its
 certified bound.
@@ -98,7 +98,7 @@ def audit_against_certificate(
         bound: beyond sampling error); ``holds``: no violation. An FPR below one over the number of
         non-members is not measured (``unmeasurable_fprs``).
     """
-    from mipkit.workflows.audit_fitted.run import audit_fitted
+    from mipkit.workflows.audit_fitted import AuditFittedConfig, FittedRelease, audit_fitted
 
     members = pd.DataFrame(X[train_idx]).assign(__y=y[train_idx])
     held = pd.DataFrame(X[test_idx]).assign(__y=y[test_idx])
@@ -111,15 +111,12 @@ def audit_against_certificate(
         )
     non = test_idx[fresh]
     fprs = tuple(float(f) for f in certified["tpr_at_fpr"])
+    release = FittedRelease(model, (X[train_idx], y[train_idx]), (X[non], y[non]))
     result = audit_fitted(
-        model,
-        (X[train_idx], y[train_idx]),
-        (X[non], y[non]),
-        attacks=("loss",),
-        random_state=seed,
-        fprs=fprs,
-        out_dir=out_dir,
+        release, AuditFittedConfig(attacks=("loss",), seed=seed, fprs=fprs), run_dir=out_dir
     )
+    if out_dir is not None:
+        result.write(out_dir)
     d = result.to_dict()
     detail = d["attacks"][d["strongest_attack"]]["tpr_at_fpr_detail"]
     rows, unmeasurable = {}, []
