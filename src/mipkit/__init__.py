@@ -39,6 +39,8 @@ def _camel(verb: str) -> str:
 _EXPORTS = {f"workflows.{verb}": f"{verb} {_camel(verb)}Config {_camel(verb)}Result" for verb in VERBS} | {
     "_validation": "MipkitValueError"
 }
+_EXPORTS["workflows.audit_fitted"] += " FittedRelease"  # the data of the verbs that take several inputs
+_EXPORTS["workflows.audit_scores"] += " Predictions ModelOutputs"
 
 _lazy, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
