@@ -17,8 +17,9 @@ scoring them (precision, coverage, precision improvement, anonymeter's control-s
 :func:`mipkit.metrics.inference.measure_inference` (``docs/theory.md`` section 4), and
 :func:`mipkit.workflows.audit_synthetic.run.attribute_inference` does both.
 
-Numeric secrets count as correct within ``tolerance`` times the column's range in the original (default 5%),
-the same absolute error for attack and baseline.
+Numeric secrets count as correct within ``tolerance`` times the range of the targets' values (default 5%;
+Francis & Wagner's code), the same absolute error for attack and baseline; the most frequent value counts only
+where exact (:func:`mipkit.metrics.inference.analysis_correct`).
 """
 
 from __future__ import annotations
@@ -130,9 +131,9 @@ def most_frequent_guesses(reference: pd.DataFrame, *, secret: str, n: int, numer
     """The most frequent value of the secret (the mode, numeric secrets too), for every target.
 
     Francis & Wagner's protocol (their code's ``dfCol.mode()[0]``): among equally frequent numeric values the
-    smallest. A numeric mode is scored like any numeric guess, right within the tolerance. (mipkit used the
-    median for numeric secrets before 2026-11; the mode reproduces the published BankChurners figures
-    better, ``docs/audit-synthetic.md``.)
+    smallest. The same value for every target, it is scored as their code scores it: right only where it
+    equals the truth (:func:`mipkit.metrics.inference.analysis_correct`; ``docs/audit-synthetic.md`` compares
+    this with their published BankChurners figures).
     """
     col = reference[secret].dropna()
     if numeric:
@@ -157,11 +158,11 @@ class InferenceGuesses:
     numeric : bool
         Whether the secret is a numeric column.
     tolerance : float
-        Absolute tolerance of a right numeric guess (``tolerance * range`` of the original; 0 for a
-        categorical secret).
+        Absolute tolerance of a right numeric guess (``tolerance`` times the range of the targets' values; 0
+        for a categorical secret).
     tolerance_share : float
-        The same tolerance as a share of the column's range (what results files store: it reveals nothing
-        about the records).
+        The same tolerance as a share of that range (what results files store: it reveals nothing about the
+        records).
     rows : ndarray of int
         The targets' row positions in the original table (sorted).
     truth : ndarray
@@ -251,7 +252,9 @@ def attribute_inference_guesses(
     n_attacks : int
         Number of targets drawn from the original (and from the control table).
     tolerance : float
-        Numeric secrets: a guess is right within ``tolerance * range`` of the original's column.
+        Numeric secrets: a guess is right within ``tolerance`` times the range of the targets' values
+        (Francis & Wagner's code; one extreme record elsewhere in the original does not widen it). The
+        control targets are scored with the same absolute tolerance.
     attacks : sequence of {"nearest", "model"}
         Attacks to run; each is measured against the same analysis without the targets (like for like),
         and the first is also run on the control targets (anonymeter's control-set risk).
@@ -281,7 +284,6 @@ def attribute_inference_guesses(
     tolerance = check_probability("tolerance", tolerance, owner="attribute_inference")
     rng = check_random_state(random_state)
     numeric = secret in schema.numeric
-    tol = tolerance * float(schema.num_range[schema.numeric.index(secret)]) if numeric else 0.0
 
     pool = np.flatnonzero(original[secret].notna().to_numpy())
     if pool.size < 2:
@@ -289,6 +291,8 @@ def attribute_inference_guesses(
     n_t = min(n_attacks, pool.size - 1)
     tgt_idx = np.sort(rng.choice(pool, size=n_t, replace=False))
     targets = original.iloc[tgt_idx]
+    truth = targets[secret].to_numpy()
+    tol = tolerance * float(np.ptp(truth.astype(float))) if numeric else 0.0
     keep = np.ones(len(original), dtype=bool)
     keep[tgt_idx] = False
     rest = original.iloc[keep]
@@ -341,7 +345,7 @@ def attribute_inference_guesses(
         numeric=numeric,
         tolerance=tol,
         rows=tgt_idx,
-        truth=targets[secret].to_numpy(),
+        truth=truth,
         attacks=atk,
         baselines=base,
         control_rows=c_idx,

@@ -4,7 +4,13 @@ The attacks themselves (which guesses, with which confidence) live in :mod:`mipk
 module scores their guesses (``docs/theory.md`` section 4, Francis & Wagner eqs. 2, 5, 6):
 
 * a guess is right when it equals the truth as text (categorical secret) or lies within an absolute
-  ``tolerance`` of it (numeric secret), the same rule for attack and baseline;
+  ``tolerance`` of it (numeric secret: a share of the targets' range), except the guess that is one constant
+  for every target (the most frequent value, :data:`CONSTANT_ANALYSES`), which is right only where it equals
+  the truth (Francis & Wagner's scoring). The tolerance forgives the error of an estimate made from a target's
+  known attributes; a constant estimates nobody, and within a tolerance it would be credited with how the
+  column's values crowd around one value (half of BankChurners' skewed ``Avg_Open_To_Buy`` lies within 5% of
+  its range of the mode), which raises the baseline without anything being inferred about a person. One rule
+  for every analysis, attack or baseline: the like-for-like pairs are scored alike on both sides;
 * precision ``P = correct / predictions`` (Wilson interval);
 * coverage ``C = predictions / targets`` (the prediction rate ``|P| / |T|`` of F&W's procedure, step 3;
   their eq. 4 prints ``TP / (TP + FP + np)``, which is the *success rate* ``correct / targets = P C``,
@@ -35,6 +41,10 @@ from mipkit._random import RandomState, check_random_state
 from mipkit._validation import MipkitValueError
 from mipkit.stats import Proportion, wilson
 
+#: The analyses whose guess is one constant for every target, whatever is known about it: by default their
+#: numeric guesses are right only where exact (:func:`analysis_correct`).
+CONSTANT_ANALYSES = frozenset({"most_frequent"})
+
 
 def is_correct(
     guesses: np.ndarray, truth: np.ndarray, *, numeric: bool, tolerance: float = 0.0
@@ -47,6 +57,27 @@ def is_correct(
     g = np.asarray(guesses, dtype=object)
     t = np.asarray(truth, dtype=object)
     return np.array([str(a) == str(b) for a, b in zip(g, t, strict=True)], dtype=bool)
+
+
+def analysis_correct(
+    analysis: str,
+    guesses: np.ndarray,
+    truth: np.ndarray,
+    *,
+    numeric: bool,
+    tolerance: float,
+    constant_guess: str = "exact",
+) -> np.ndarray:
+    """Which guesses of ``analysis`` (``"nearest"``, ``"model"``, ``"most_frequent"``) are right.
+
+    :func:`is_correct` within the absolute ``tolerance``, except the numeric guesses of an analysis in
+    :data:`CONSTANT_ANALYSES` when ``constant_guess="exact"`` (the default, Francis & Wagner's scoring): those
+    are right only where they equal the truth. ``constant_guess="tolerance"`` scores them like every guess.
+    """
+    if constant_guess not in ("exact", "tolerance"):
+        raise MipkitValueError(f"constant_guess must be 'exact' or 'tolerance'. Got {constant_guess!r}.")
+    exact = constant_guess == "exact" and analysis in CONSTANT_ANALYSES
+    return is_correct(guesses, truth, numeric=numeric, tolerance=0.0 if exact else tolerance)
 
 
 def precision_improvement(p_attack: float, p_base: float) -> float:
@@ -239,7 +270,8 @@ class InferenceResult:
         Paired bootstrap replicates of each pair's PI (:func:`pi_bootstrap`), for intervals at any level.
     tolerance, tolerance_share : float
         A numeric guess is right within ``tolerance`` (absolute, not written to results) =
-        ``tolerance_share`` times the column's range in the original.
+        ``tolerance_share`` times the targets' range; the most frequent value only where exact (unless
+        ``constant_guess="tolerance"``).
     """
 
     secret: str
@@ -375,11 +407,15 @@ def measure_inference(
     confidence: float = 0.95,
     n_bootstrap: int = 2000,
     random_state: RandomState = 0,
+    constant_guess: str = "exact",
 ) -> InferenceResult:
     """Score attribute-inference attacks against their like-for-like non-member baselines.
 
-    Every target gets a guess (coverage 1). Each attack ``a`` is paired with the baseline of the same name
-    (the same analysis on the original without the targets), else with ``"most_frequent"``; its precision
+    Every target gets a guess (coverage 1), scored by :func:`analysis_correct`: a numeric guess is right
+    within ``guesses.tolerance``, the most frequent value only where exact (``constant_guess="exact"``, the
+    default and Francis & Wagner's scoring; ``"tolerance"`` scores it like the other guesses). Each attack
+    ``a`` is paired with the baseline of the same name (the same analysis on the original without the
+    targets), else with ``"most_frequent"``; its precision
     improvement ``PI_a`` gets a paired bootstrap interval over the targets (``n_bootstrap`` replicates,
     :func:`pi_bootstrap`). The headline (``primary``) is the pair with the largest finite ``PI_a``; its
     precision-coverage curve is compared, target for target, with its own baseline (Francis & Wagner
@@ -387,14 +423,21 @@ def measure_inference(
     control-set risk is added.
     """
 
-    def right(g: np.ndarray, truth: np.ndarray) -> np.ndarray:
-        return is_correct(g, truth, numeric=guesses.numeric, tolerance=guesses.tolerance)
+    def right(analysis: str, g: np.ndarray, truth: np.ndarray) -> np.ndarray:
+        return analysis_correct(
+            analysis,
+            g,
+            truth,
+            numeric=guesses.numeric,
+            tolerance=guesses.tolerance,
+            constant_guess=constant_guess,
+        )
 
     n_t = len(guesses.truth)
     rng = check_random_state(random_state)
-    atk_correct = {a: right(g, guesses.truth) for a, (g, _) in guesses.attacks.items()}
+    atk_correct = {a: right(a, g, guesses.truth) for a, (g, _) in guesses.attacks.items()}
     atk_conf = {a: np.asarray(c) for a, (_, c) in guesses.attacks.items()}
-    base_correct = {b: right(g, guesses.truth) for b, g in guesses.baselines.items()}
+    base_correct = {b: right(b, g, guesses.truth) for b, g in guesses.baselines.items()}
     atk_pc = {a: PrecisionCoverage(int(v.sum()), n_t, n_t) for a, v in atk_correct.items()}
     base_pc = {b: PrecisionCoverage(int(v.sum()), n_t, n_t) for b, v in base_correct.items()}
     pairs = {a: (a if a in base_correct else "most_frequent") for a in atk_correct}
@@ -414,7 +457,7 @@ def measure_inference(
     ctl = None
     first = next(iter(guesses.attacks))
     if guesses.control_guesses is not None:
-        c_ok = right(guesses.control_guesses, guesses.control_truth)
+        c_ok = right(first, guesses.control_guesses, guesses.control_truth)
         a_prop = Proportion(int(atk_correct[first].sum()), n_t, "wilson")
         c_prop = Proportion(int(c_ok.sum()), int(c_ok.size), "wilson")
         ctl = {

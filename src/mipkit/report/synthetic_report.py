@@ -485,8 +485,8 @@ def build(run_dir: str | Path) -> tuple[str, list[str], list[Section]]:
                     "against the nearest remaining real record, the model fitted on the synthetic data "
                     "against the same model fitted on the real data without the targets. Precision "
                     "improvement PI = (P_atk - P_base)/(1 - P_base); the headline is the strongest pair. "
-                    "Numeric secrets count as right within the stated share of the column's range; "
-                    "the most-frequent value (the mode) is also reported as a baseline.",
+                    "Numeric secrets count as right within the stated share of the targets' range; the "
+                    "most-frequent value (the mode) is also reported as a baseline, right only where exact.",
                 ],
                 tables,
                 _inference_figure(res, certified),
