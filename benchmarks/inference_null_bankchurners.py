@@ -101,12 +101,15 @@ def main() -> None:
         pis = {k: np.array([get(s)["pi"][k] for s in splits]) for k in get(splits[0])["pi"]}
         # pairs whose baseline is perfect in every split (an exact identity between columns) have no PI
         means = {k: float(np.mean(v[np.isfinite(v)])) for k, v in pis.items() if np.isfinite(v).any()}
+        fired_pairs = [p for s in splits for p in get(s)["fired"]]
         return {
             "false_alarms": int(sum(bool(get(s)["fired"]) for s in splits)),
             "splits": len(splits),
+            "fired_per_pair": {p: fired_pairs.count(p) for p in sorted(set(fired_pairs))},
             "mean_pi_per_pair": means,
             "pairs_without_pi": sorted(set(pis) - set(means)),
             "mean_pi": float(np.mean(list(means.values()))),
+            "mean_pi_lowest_highest_pair": [min(means.values()), max(means.values())],
             "pairs_mean_pi_above_0": int(sum(m > 0 for m in means.values())),
         }
 
@@ -124,7 +127,13 @@ def main() -> None:
     RESULTS.mkdir(parents=True, exist_ok=True)
     write_json_atomic(
         RESULTS / "inference_null_bankchurners.json",
-        {"n": args.n, "seconds": elapsed, "uptime_start": uptime0, **out, "per_split": splits},
+        {
+            "n": args.n,
+            "seconds": elapsed,
+            "uptime_start": uptime0,
+            **out,
+            "pi_per_split": {k: [round(s["pi"][k], 4) for s in splits] for k in splits[0]["pi"]},
+        },
     )
 
 
