@@ -1,15 +1,14 @@
 """``mipkit protect`` (MIP noise on model parameters) and ``mipkit audit-noise`` (the optimal attack).
 
-``protect`` trains the model on the table, adds noise calibrated to MIP ``eta`` (:class:`MIPNoise`), saves
-the noisy model with joblib (:meth:`MIPNoise.release`: no fits on halves, no secret half) and prints the
-certificate, its premises first; an estimated sigma and the noise values scaled by it, statistics of the
-private data, only with ``--include-estimates``. ``audit-noise`` plays the MIP game against the same
-mechanism on the table (the table is the pool ``D``; each round releases a model trained on a random half)
-with the Bayes-optimal attacker (:func:`mipkit.workflows.audit_noise.run.audit_noise`), and prints the
-measured accuracy with its interval next to ``1/2 + eta``. Both release models trained on the table, so a
-non-numeric feature needs ``--domain`` (its public levels, :mod:`mipkit.data.domain`): levels read from the
-rows would reveal the training rows. NumPy, scikit-learn, Rich and the library are
-imported inside the commands, so that ``mipkit --help`` stays fast.
+Flag-to-config shells: the flags become a :class:`~mipkit.workflows.protect.ProtectConfig` /
+:class:`~mipkit.workflows.audit_noise.AuditNoiseConfig` (every setting checked when built, before the table
+is read), the table a :class:`~mipkit.workflows.protect.ProtectData` (non-numeric features only from a public
+``--domain``), then the verb runs (:func:`mipkit.workflows.protect.protect`,
+:func:`mipkit.workflows.audit_noise.audit_noise`). The answer is the result's paragraph for a DPIA, then its
+table and notes (wording in :mod:`mipkit.report.dpia` and :mod:`mipkit.report.protect_report`), or with
+``--json`` its ``to_dict()``; ``protect`` saves the released model with ``result.write``. Only the size
+limits of :mod:`mipkit.cli.limits` are checked here. NumPy, scikit-learn, Rich and the library are imported
+inside the commands, so that ``mipkit --help`` stays fast.
 """
 
 from __future__ import annotations

@@ -31,7 +31,8 @@ Two ways to use ``fit(X, y)`` (``train_on=``):
 The certificate (``certificate_``) says which case applies (``exact``), how sigma was obtained, and the
 noise per coordinate. An estimated sigma, and the noise scaled by it, are statistics of the private data:
 :meth:`MIPNoise.release` is the copy to publish, without them (and without the fits on halves and the
-secret half).
+secret half). The released estimator holds the noised parameters and the schema alone, none of the wrapped
+estimator's other fitted state (:mod:`mipkit.mechanisms.published`).
 """
 
 from __future__ import annotations

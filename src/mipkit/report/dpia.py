@@ -372,10 +372,12 @@ def audit_noise_paragraph(d: Mapping[str, Any]) -> str:
     )
     lo, hi = iv["accuracy_ci"]
     bound = float(iv["bound"])
+    p = float(game.get("membership_probability", 0.5))
+    chance = "50% by guessing" if p == 0.5 else f"{pct(max(p, 1 - p))} by always guessing 'out' (an odd pool)"
     headline = (
         f"Headline risk: the attacker told whether a record was in the released half {pct(iv['accuracy'])} "
         f"of the time (95% interval {pct(lo)} to {pct(hi)}, allowing for guesses that share a release or a "
-        f"record), against the certificate's bound of {pct(bound)} and 50% by guessing."
+        f"record), against the certificate's bound of {pct(bound)} and {chance}."
     )
     meaning = (
         "What it means: the measurement is ABOVE the bound: the noise is too small for this data."
