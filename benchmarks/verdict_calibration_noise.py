@@ -33,7 +33,7 @@ import numpy as np
 from sklearn.dummy import DummyRegressor
 
 from mipkit.stats import clopper_pearson
-from mipkit.workflows.audit_noise.run import audit_noise
+from mipkit.workflows.audit_noise import AuditNoiseConfig, audit_noise
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -58,16 +58,16 @@ def _leak_case(seed: int) -> dict:
 
 
 def _one(case: dict, seed: int, settings: dict) -> dict:
-    result, _, iv = audit_noise(
-        case["estimator"],
-        case["X"],
-        case["y"],
+    config = AuditNoiseConfig(
+        model=case["estimator"],
         eta=case["eta"],
         sigma=case["sigma"],
         attributes=case["attributes"],
-        random_state=seed,
+        seed=seed,
         **settings,
     )
+    out = audit_noise((case["X"], case["y"]), config)
+    result, iv = out.game, out.intervals
     correct = int(np.sum(result.correct))
     trials = int(settings["n_releases"] * len(result.targets))
     before = clopper_pearson(correct, trials)

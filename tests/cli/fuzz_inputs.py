@@ -48,7 +48,7 @@ HEAVY = (
     "mipkit.workflows.audit_scores.attacks.run_score_attacks",  # audit-scores, audit-fitted: the attacks
     "mipkit.workflows.audit_synthetic.run.spawn_seeds",  # audit-synthetic: its first step after the checks
     "mipkit.mechanisms.mip_noise.MIPNoise.fit",  # protect
-    "mipkit.workflows.audit_noise.run.audit_noise",
+    "mipkit.workflows.audit_noise.run.fit_on_halves",  # audit-noise: its first fit, after the checks
     "mipkit.trainers.dpsgd.DPSGDClassifier._fit_stack",  # train-private, audit-one-run
     "mipkit.synthesize.peers.make_synthesizer",  # synthesize
     "mipkit.workflows.demo.run_demo",
