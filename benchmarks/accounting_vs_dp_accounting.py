@@ -31,7 +31,7 @@ Usage::
     .venv/bin/python benchmarks/accounting_vs_dp_accounting.py --quick    # 12 cases
     .venv/bin/python benchmarks/accounting_vs_dp_accounting.py --one-million   # the T = 1e6 case only
 
-Results: ``benchmarks/results/accounting_vs_dp_accounting[_quick].json`` and a summary on stdout.
+Results: ``benchmarks/results/accounting_vs_dp_accounting[_small].json`` and a summary on stdout.
 """
 
 from __future__ import annotations
@@ -332,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
         "load_average_end": os.getloadavg(),
         "rows": rows,
     }
-    name = "accounting_vs_dp_accounting_quick.json" if args.quick else "accounting_vs_dp_accounting.json"
+    name = "accounting_vs_dp_accounting_small.json" if args.quick else "accounting_vs_dp_accounting.json"
     write_json_atomic(RESULTS / name, out)
     print(json.dumps(summary, indent=1))
     return 0

@@ -17,7 +17,8 @@ Run (about 10-15 minutes on 2 busy cores)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/audit_adult.py
 
-``--quick`` runs a reduced version (1,000 records, 8 models) in about a minute.
+``--quick`` runs a reduced version (1,000 records, 8 models) in about a minute, written as
+``audit_adult_small``.
 """
 
 from __future__ import annotations
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.quick:
         args.records, args.models, args.targets = 1000, 8, 4
-    suffix = "_quick" if args.quick else ""
+    suffix = "_small" if args.quick else ""
     results_dir = Path(args.out)
     work = ROOT / "runs" / f"audit_adult{suffix}_work"  # git-ignored: ledger and scores.parquet
     keep = results_dir / f"audit_adult{suffix}"

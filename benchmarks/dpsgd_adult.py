@@ -6,7 +6,7 @@ dropped,
 features standardised with the statistics of the whole pool (a fixed preparation step, the same in every
 world of the membership game, so it is outside what is audited). The MLP has one hidden layer of 64 units.
 
-Sections (each writes its part of ``benchmarks/results/dpsgd_adult[_quick].json``):
+Sections (each writes its part of ``benchmarks/results/dpsgd_adult[_small].json``):
 
 1. **Targets.** For TPR at 1% FPR targets 0.02, 0.05 and 0.10, :class:`mipkit.trainers.DPSGDClassifier`
    calibrates its noise multiplier for the exact sample rate and steps of a model trained on half of the
@@ -32,7 +32,8 @@ Run (full: about 25-35 minutes on an idle 2-core machine)::
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/dpsgd_adult.py
 
-``--quick`` (6,000-record pool, 8 models, all sections reduced) takes 5-10 minutes on 2 busy cores.
+``--quick`` (6,000-record pool, 8 models, all sections reduced; written as ``dpsgd_adult_small.json``) takes
+5-10 minutes on 2 busy cores.
 """
 
 from __future__ import annotations
@@ -608,7 +609,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.records, args.models, args.targets, args.canaries = 6000, 8, 8, 500
         args.memorise_epochs, args.accuracy_seeds, args.speed_rows = 10, 1, 6000
-    args.suffix = "_quick" if args.quick else ""
+    args.suffix = "_small" if args.quick else ""
     sections = set(args.sections.split(","))
     train_df, test_df = read_adult("adult.data"), read_adult("adult.test")
     train, test = encode(train_df, test_df)

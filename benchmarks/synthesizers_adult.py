@@ -23,7 +23,7 @@ Run: ``.venv/bin/python benchmarks/synthesizers_adult.py [--quick] [--methods ..
 ``--jobs 2``: cells side by side in two processes, longest first (one run that times every method under one
 load: ``--epsilons 3 --tag speed3 --jobs 2``, about 2 h; a ``_speed`` run is left out of the README tables).
 smartnoise's process seeds Python's, NumPy's and torch's global generators with ``--seed`` (it takes no seed).
-Results: ``benchmarks/results/synthesizers_adult[_quick].json`` and ``.md``.
+Results: ``benchmarks/results/synthesizers_adult[_small][_<tag>].{json,md}`` (``--quick``: ``_small``).
 """
 
 from __future__ import annotations
@@ -166,7 +166,7 @@ def evaluate(ds: dict, method: str, epsilon: float | None, args, train, test, re
         row["seconds"] = seconds
     else:
         # a killed AIM or DP-WGAN-GP fit continues from its checkpoint (git-ignored: model state of real data)
-        tag = ("_quick" if args.quick else "") + (f"_{args.tag}" if args.tag else "")
+        tag = ("_small" if args.quick else "") + (f"_{args.tag}" if args.tag else "")
         ckpt = RESULTS / "checkpoints" / f"{ds['name']}{tag}_{method}_{epsilon}"
         # the domain read from the training data, passed as public: the assumption of every method here
         # (mipkit synthesize would otherwise estimate it with differential privacy from 10% of epsilon)
@@ -299,7 +299,7 @@ def main(ds: dict = ADULT, argv: list[str] | None = None) -> None:
 
     real_auc = utility_auc(train, test, target=ds["target"], positive=ds["positive"], seed=args.seed)
     print(f"{ds['name']}: train {len(train)}, test {len(test)}, real AUC {real_auc:.3f}", flush=True)
-    suffix = ("_quick" if args.quick else "") + (f"_{args.tag}" if args.tag else "")
+    suffix = ("_small" if args.quick else "") + (f"_{args.tag}" if args.tag else "")
     partial = RESULTS / f"synthesizers_{ds['name']}{suffix}.partial.json"
     done = _finished_rows(partial, args)  # a killed run resumes: finished (method, epsilon) cells are kept
     cells = [(m, eps) for m in args.methods for eps in ([None] if m == "ctgan" else eps_list)]

@@ -20,7 +20,7 @@ part; 50 audits per leak took under 3 minutes on two idle cores)::
     python benchmarks/verdict_calibration_model.py --n-null 200 --n-power 5 --jobs 2
     python benchmarks/verdict_calibration_model.py --n-power 50 --power-only
 
-Writes ``benchmarks/results/verdict_calibration_model.json`` (``--quick``: ``..._quick.json``).
+Writes ``benchmarks/results/verdict_calibration_model.json`` (``--quick``: ``..._small.json``).
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def main() -> None:
     path = (
         Path(__file__).parent
         / "results"
-        / ("verdict_calibration_model_quick.json" if args.quick else "verdict_calibration_model.json")
+        / ("verdict_calibration_model_small.json" if args.quick else "verdict_calibration_model.json")
     )
     if args.power_only:
         saved = json.loads(path.read_text())

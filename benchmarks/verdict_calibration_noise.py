@@ -17,7 +17,7 @@ if independent. "After" is the two-way cluster bootstrap over releases and targe
 now (docs/theory.md section 11). Each share comes with its Clopper-Pearson interval.
 
 Run: ``.venv/bin/python benchmarks/verdict_calibration_noise.py`` (``--quick`` for 40 + 20 audits).
-Results: ``benchmarks/results/verdict_calibration_noise[_quick].json``.
+Results: ``benchmarks/results/verdict_calibration_noise[_small].json`` (``--quick``: ``_small``).
 """
 
 from __future__ import annotations
@@ -119,7 +119,7 @@ def main() -> None:
     }
     print(json.dumps(out, indent=2))
     RESULTS.mkdir(parents=True, exist_ok=True)
-    name = "verdict_calibration_noise_quick.json" if args.quick else "verdict_calibration_noise.json"
+    name = "verdict_calibration_noise_small.json" if args.quick else "verdict_calibration_noise.json"
     (RESULTS / name).write_text(json.dumps(out, indent=2) + "\n")
 
 

@@ -73,11 +73,11 @@ def hash_tree(root: Path) -> dict[str, str]:
 
 HOLDER = textwrap.dedent(
     """
-    import sys, time
+    import sys
     from mipkit._runfolder import lock_run_folder
     lock_run_folder(sys.argv[1], command="mipkit audit --seed 7").acquire()
     print("locked", flush=True)
-    time.sleep(600)
+    sys.stdin.read()  # hold the lock until the test closes this pipe or ends, however long it runs
     """
 )
 
