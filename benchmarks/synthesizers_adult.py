@@ -149,8 +149,8 @@ def evaluate(ds: dict, method: str, epsilon: float | None, args, train, test, re
     from mipkit.synthesize.certificate import certificate_from_dp
     from mipkit.synthesize.preprocess import infer_domain
     from mipkit.synthesize.quality import fidelity, mode_collapse_share, utility_auc
-    from mipkit.workflows.audit_synthetic.run import audit_synthetic
-    from mipkit.workflows.synthesize.run import synthesize
+    from mipkit.workflows.audit_synthetic import AuditSyntheticConfig, SyntheticRelease, audit_synthetic
+    from mipkit.workflows.synthesize import PrivateTable, SynthesizeConfig, synthesize
 
     full, quick = OPTIONS[method]
     opts = quick if args.quick else full
@@ -172,16 +172,17 @@ def evaluate(ds: dict, method: str, epsilon: float | None, args, train, test, re
         # (mipkit synthesize would otherwise estimate it with differential privacy from 10% of epsilon)
         domain = None if method == "ctgan" else infer_domain(train)
         res = synthesize(
-            train,
-            method=method,
-            epsilon=None if method == "ctgan" else epsilon,
-            delta=args.delta,
-            rows=len(train),
-            domain=domain,
-            random_state=args.seed,
-            noise_seed=args.seed,
+            PrivateTable(train, domain),
+            SynthesizeConfig(
+                method=method,
+                epsilon=None if method == "ctgan" else epsilon,
+                delta=args.delta,
+                rows=len(train),
+                random_state=args.seed,
+                noise_seed=args.seed,
+                params=opts,
+            ),
             checkpoint=ckpt,
-            **opts,
         )  # fmt: skip (a benchmark measures: its noise is seeded, so a cell reruns to the same table)
         row["domain"] = "public: read from the training data"
         synth, cert = res.synthetic, res.certificate
@@ -208,12 +209,14 @@ def evaluate(ds: dict, method: str, epsilon: float | None, args, train, test, re
     row["positive_rate"] = float((synth[ds["target"]].astype(str) == ds["positive"]).mean())
     t = time.perf_counter()
     audit = audit_synthetic(
-        train, synth, holdout=test, secrets=ds["secrets"], n_attacks=args.n_attacks,
-        max_nnaa_rows=args.max_audit_rows, max_dcr_rows=args.max_audit_rows, n_bootstrap=200,
-        random_state=args.seed,
+        SyntheticRelease(train, synth, holdout=test),
+        AuditSyntheticConfig(
+            secrets=ds["secrets"], n_attacks=args.n_attacks, max_nnaa_rows=args.max_audit_rows,
+            max_dcr_rows=args.max_audit_rows, n_bootstrap=200, random_state=args.seed,
+        ),
     )  # fmt: skip
     row["audit_seconds"] = time.perf_counter() - t
-    summ = audit.summary()
+    summ = audit.json_summary()
     row["nnaa_privacy_loss"] = summ["nnaa"]["privacy_loss"]
     row["dcr_auc"] = summ["dcr"]["auc"]
     row["dcr_tpr_at_1pct"] = (summ["dcr"]["tpr_at_fpr"] or {}).get("0.01")
