@@ -42,6 +42,8 @@ _EXPORTS = {f"workflows.{verb}": f"{verb} {_camel(verb)}Config {_camel(verb)}Res
 _EXPORTS["workflows.audit_fitted"] += " FittedRelease"  # the data of the verbs that take several inputs
 _EXPORTS["workflows.audit_scores"] += " Predictions ModelOutputs"
 _EXPORTS["workflows.protect"] += " ProtectData"
+_EXPORTS["workflows.audit_synthetic"] += " SyntheticRelease"
+_EXPORTS["workflows.synthesize"] += " PrivateTable"
 
 _lazy, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 
