@@ -50,7 +50,7 @@ SliceByOption = Annotated[
 
 def print_fitted(results: dict, run_dir: Path) -> None:
     """The human-readable summary of a fitted-model audit: the question, skipped attacks and the table."""
-    from mipkit.cli.audit import print_human, print_paragraph
+    from mipkit.report.audit_console import print_human, print_paragraph
 
     print_paragraph(results)
     q = results.get("question") or {}
@@ -78,7 +78,7 @@ def print_fitted(results: dict, run_dir: Path) -> None:
 def fitted_json(results: dict, run_dir: Path) -> dict:
     """The ``--json`` object: ``mipkit audit``'s view plus the question answered, the skipped attacks and
     the design."""
-    from mipkit.cli.audit import json_view
+    from mipkit.report.audit_console import json_view
 
     view = json_view(results, run_dir)
     view.pop("game", None)
