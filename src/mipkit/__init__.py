@@ -47,6 +47,7 @@ _EXPORTS["workflows.synthesize"] += " PrivateTable"
 _EXPORTS["workflows.risk"] += " Guarantee"
 _EXPORTS["workflows.calibrate"] += " NoiseFamily"
 _EXPORTS["workflows.train_private"] += " TrainingTable"
+_EXPORTS["workflows.audit"] += " LabelledTable"
 
 _lazy, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 

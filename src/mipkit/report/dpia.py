@@ -18,6 +18,7 @@ __all__ = [
     "audit_paragraph",
     "calibration_paragraph",
     "nearest_key",
+    "one_run_paragraph",
     "protect_paragraph",
     "relation_words",
     "risk_paragraph",
@@ -399,3 +400,75 @@ def audit_noise_paragraph(d: Mapping[str, Any]) -> str:
         "can show the calibration wrong but not prove it right."
     )
     return " ".join((audited, headline, meaning, premise))
+
+
+def _one_run_meaning(d: Mapping[str, Any]) -> str:
+    """The what-it-means sentence of a one-run audit: against the certificate, or without one."""
+    eps, cert = float(d["epsilon_lower"]), d.get("certified_epsilon")
+    if cert is not None and eps > float(cert):
+        meaning = (
+            f"What it means: the bound is ABOVE the certified epsilon {cert:.3g} (add or remove one record, "
+            "same delta): the certificate does not hold for this training, so the training code or its "
+            "privacy accounting is wrong"
+        )
+    elif cert is not None:
+        meaning = (
+            f"What it means: the bound is below the certified epsilon {cert:.3g} (add or remove one record, "
+            "same delta), so this audit found nothing against the certificate"
+        )
+    elif eps > 0:
+        meaning = (
+            f"What it means: any claim that this training is differentially private with an epsilon below "
+            f"{eps:.3g} at this delta is false (the trainer states no certificate to compare with)"
+        )
+    else:
+        meaning = (
+            "What it means: this audit found no leak it could tell apart from chance (not a proof that there "
+            "is none)"
+        )
+    limit = (d.get("config") or {}).get("fail_above")
+    if limit is not None:
+        side = "above" if eps > float(limit) else "within"
+        meaning += f"; the bound is {side} the stated limit (epsilon <= {limit:g})"
+    return meaning + "."
+
+
+def one_run_paragraph(d: Mapping[str, Any]) -> str:
+    """The headline paragraph of ``mipkit audit-one-run``: what was audited, the one-run lower bound on
+    epsilon in words, what it means, and its premises.
+
+    Parameters
+    ----------
+    d : mapping
+        The one-run audit's ``to_dict()`` (``results.json`` of its run folder, with ``config``).
+    """
+    config = d.get("config") or {}
+    name = _model_name({"trainer": {"import_path": d.get("model")}}) or "the model"
+    data = config.get("data")
+    m, included = d["canaries"], d["canaries_included"]
+    audited = (
+        f"Audited: one training run of {name}{f' on {data}' if data else ''}, {d['n_train']} training "
+        f"records, {included} of them canaries: {m} records each put into the training data with "
+        "probability 1/2, whose membership the auditor then guessed from the model's loss on them."
+    )
+    eps, delta, conf = float(d["epsilon_lower"]), float(d["delta"]), float(d["confidence"])
+    headline = (
+        f"Headline risk: {d['correct']} of {d['guesses']} guesses were right; with {pct(conf)} confidence "
+        f"the training is no better than (epsilon = {eps:.3g}, delta = {delta:g}) differentially private"
+        if eps > 0
+        else f"Headline risk: {d['correct']} of {d['guesses']} guesses were right, no more than chance "
+        f"explains with {pct(conf)} confidence: the lower bound on epsilon is 0 (at delta = {delta:g})"
+    )
+    kind = config.get("canary_kind", "mislabeled")
+    canaries = f"the canaries are {m} of the records of this table" + (
+        ", each with its label changed to another class at random, so that a model fits it only by "
+        "memorising it"
+        if kind == "mislabeled"
+        else ", as they are"
+    )
+    premise = (
+        f"Premise: {canaries}; the bound (Steinke, Nasr and Jagielski 2023) holds whatever the data, because "
+        "each canary went in by an independent coin flip; it is a lower bound, so a stronger attack or more "
+        "canaries may raise it, and it never shows that the training is private."
+    )
+    return " ".join((audited, headline + ".", _one_run_meaning(d), premise))
