@@ -7,7 +7,7 @@ CONSTRAINTS := constraints/torch-cpu.txt
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 TORCH_STAMP := $(VENV)/.installed-torch-$(shell cat pyproject.toml $(CONSTRAINTS) | cksum | cut -d' ' -f1)
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean chromium
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,10 +28,18 @@ $(TORCH_STAMP): $(STAMP) $(CONSTRAINTS)
 	rm -f $(VENV)/.installed-torch-*
 	touch $(TORCH_STAMP)
 
+# A headless browser for tests/docs/test_site_browser.py: Debian's chromium, installed when it is missing and
+# we are root with apt (quiet; once there, nothing runs). Without it that test is skipped, saying why.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 \
+	  || [ "$$(id -u)" != 0 ] || ! command -v apt-get >/dev/null 2>&1 \
+	  || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null 2>&1 \
+	  || echo "chromium could not be installed: tests/docs/test_site_browser.py will be skipped"
+
 demo: $(STAMP)
 	$(BIN)/mipkit demo --out runs/demo
 
-test: $(TORCH_STAMP)
+test: $(TORCH_STAMP) chromium
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/lint-imports --no-cache
 	$(BIN)/mkdocs build --strict --site-dir build/site

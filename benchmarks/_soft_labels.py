@@ -404,7 +404,7 @@ def print_table(result: dict) -> str:
 
 
 def save(result: dict, stem: str, title: str) -> None:
-    """``<stem>.json``, ``<stem>.csv`` and the figures ``<stem>.png`` / ``<stem>_pin.png`` in results/."""
+    """``<stem>.json``, ``<stem>.csv`` and the figures ``<stem>.png`` / ``<stem>_p_in_histograms.png``."""
     import pandas as pd
 
     RESULTS.mkdir(parents=True, exist_ok=True)
@@ -419,7 +419,7 @@ def save(result: dict, stem: str, title: str) -> None:
     ]
     pd.DataFrame(flat).to_csv(RESULTS / f"{stem}.csv", index=False)
     _figures(result, stem, title)
-    print(f"wrote {RESULTS / stem}.json/.csv/.png/_pin.png", flush=True)
+    print(f"wrote {RESULTS / stem}.{{json,csv,png}} and {stem}_p_in_histograms.png", flush=True)
 
 
 def _figures(result: dict, stem: str, title: str) -> None:
@@ -486,5 +486,5 @@ def _figures(result: dict, stem: str, title: str) -> None:
     fig.supxlabel("median over defender models of the LTU attacker's P_IN")
     fig.suptitle(title + " - thesis Fig. 5.2")
     fig.tight_layout()
-    fig.savefig(RESULTS / f"{stem}_pin.png", dpi=110)
+    fig.savefig(RESULTS / f"{stem}_p_in_histograms.png", dpi=110)
     plt.close(fig)

@@ -31,7 +31,7 @@ Usage::
     .venv/bin/python benchmarks/accounting_vs_dp_accounting.py --quick    # 12 cases
     .venv/bin/python benchmarks/accounting_vs_dp_accounting.py --one-million   # the T = 1e6 case only
 
-Results: ``benchmarks/results/accounting_vs_dp_accounting[_quick].json`` and a summary on stdout.
+Results: ``benchmarks/results/accounting_vs_dp_accounting[_small].json`` and a summary on stdout.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ from mipkit.accounting import (
     EpsilonTarget,
     SubsampledGaussian,
     TprAtFprTarget,
-    calibrate,
+    calibrate_noise,
     dpsgd_family,
     tradeoff_curve,
 )
@@ -245,7 +245,7 @@ def run_config(q: float, steps: int, z: float, *, calibrate_too: bool = True) ->
         if calibrate_too and math.isfinite(r_up) and r_up > (param if kind == "tpr" else 0.0):
             clock = time.perf_counter()
             try:
-                cal = calibrate(dpsgd_family(q, steps), _mip_target(kind, param, r_up))
+                cal = calibrate_noise(dpsgd_family(q, steps), _mip_target(kind, param, r_up))
                 row["calibration"] = {
                     "value": r_up,
                     "noise": cal.noise,
@@ -283,7 +283,7 @@ def summarise(rows: list[dict]) -> dict:
 def one_million() -> dict:
     """The T = 1e6 case of issue 12: q = 0.001, advantage <= 0.1."""
     clock = time.perf_counter()
-    cal = calibrate(dpsgd_family(0.001, 1_000_000), AdvantageTarget(0.1))
+    cal = calibrate_noise(dpsgd_family(0.001, 1_000_000), AdvantageTarget(0.1))
     seconds = time.perf_counter() - clock
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     check = Reference(cal.noise, 0.001, 1_000_000, True)
@@ -332,7 +332,7 @@ def main(argv: list[str] | None = None) -> int:
         "load_average_end": os.getloadavg(),
         "rows": rows,
     }
-    name = "accounting_vs_dp_accounting_quick.json" if args.quick else "accounting_vs_dp_accounting.json"
+    name = "accounting_vs_dp_accounting_small.json" if args.quick else "accounting_vs_dp_accounting.json"
     write_json_atomic(RESULTS / name, out)
     print(json.dumps(summary, indent=1))
     return 0

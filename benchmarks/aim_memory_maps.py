@@ -6,7 +6,7 @@ and Linux stops a process at ``vm.max_map_count`` (65,530 by default) with a seg
 count (JAX keeps everything, as before the fix), the default uses mipkit's threshold (a third of the limit).
 
 Run: ``OMP_NUM_THREADS=1 .venv/bin/python benchmarks/aim_memory_maps.py [--keep] [--rounds 3]`` (Linux).
-Results: ``benchmarks/results/aim_memory_maps[_keep].json``.
+Results: ``benchmarks/results/aim_memory_maps[_no_clearing].json`` (``--keep``: ``_no_clearing``).
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def main() -> None:
     synth = peers_mbi.AIMSynthesizer(epsilon=3.0, max_rounds=64, random_state=0, progress=progress)
     with contextlib.suppress(Enough):
         synth.fit(train)
-    name = "aim_memory_maps" + ("_keep" if args.keep else "")
+    name = "aim_memory_maps" + ("_no_clearing" if args.keep else "")
     write_json_atomic(RESULTS / f"{name}.json", {"keep_programs": args.keep, "rounds": rows})
 
 

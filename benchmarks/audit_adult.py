@@ -6,7 +6,7 @@ override the folder with ``MIPKIT_SHARED_DATA``). ``fnlwgt`` (a sampling weight)
 seeded random subsample of ``--records`` records is the audit pool and the numeric columns are standardised
 (the MLP needs it; the scaling is a fixed data preparation step, not part of what is audited).
 
-The audit is :func:`mipkit.workflows.audit.run.run_audit`: ``--models`` MLPs on random halves (every record
+The audit is :func:`mipkit.workflows.audit.run.audit`: ``--models`` MLPs on random halves (every record
 IN for exactly half), ``--targets`` of them attacked in turn with the other ``K - 1`` as reference models.
 The run folder is written to ``runs/audit_adult_work/`` (git-ignored: it holds the ledger, so
 re-running resumes) and the small files (``results.json``, ``report.html``, ``config.json``, the 50 most
@@ -17,7 +17,8 @@ Run (about 10-15 minutes on 2 busy cores)::
 
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/audit_adult.py
 
-``--quick`` runs a reduced version (1,000 records, 8 models) in about a minute.
+``--quick`` runs a reduced version (1,000 records, 8 models) in about a minute, written as
+``audit_adult_small``.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from mipkit.data.io import Dataset, features_target  # noqa: E402
 from mipkit.report.audit_report import top_records  # noqa: E402
-from mipkit.workflows.audit.run import AuditConfig, run_audit  # noqa: E402
+from mipkit.workflows.audit import AuditConfig, audit  # noqa: E402
 
 COLUMNS = [
     "age",
@@ -94,7 +95,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     if args.quick:
         args.records, args.models, args.targets = 1000, 8, 4
-    suffix = "_quick" if args.quick else ""
+    suffix = "_small" if args.quick else ""
     results_dir = Path(args.out)
     work = ROOT / "runs" / f"audit_adult{suffix}_work"  # git-ignored: ledger and scores.parquet
     keep = results_dir / f"audit_adult{suffix}"
@@ -102,8 +103,6 @@ def main(argv: list[str] | None = None) -> int:
     ds = load_adult(args.records, args.seed)
     params = {"hidden_layer_sizes": [args.hidden], "max_iter": args.max_iter}
     config = AuditConfig(
-        data=str(shared_data() / "adult" / "adult.data"),
-        target="income",
         model="sklearn.neural_network.MLPClassifier",
         params=params,
         attacks=("loss", "lira", "rmia"),
@@ -116,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
     import warnings
 
     warnings.filterwarnings("ignore", message=".*Maximum iterations.*")
-    results = run_audit(config, work, dataset=ds).to_dict()
+    results = audit(ds, config, run_dir=work).to_dict()
     seconds = time.perf_counter() - t0
 
     keep.mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,7 @@ then answered:
   rows (members) against as many held-out rows (non-members); LOSS needs nothing more, LiRA / RMIA use
   ``--references`` reference models trained by the same Pipeline (cloned) on random subsets of
   ``--population`` other Adult rows plus the audited rows;
-* **this training procedure** (:func:`mipkit.workflows.audit.run.run_audit`, ``mipkit audit --scale``):
+* **this training procedure** (:func:`mipkit.workflows.audit.run.audit`, ``mipkit audit --scale``):
   ``--models`` MLPs of the same settings, each on a random half of the members + non-members pool (so each
   trains on as many rows as the released model), every one attacked in turn with the others as references.
 
@@ -42,7 +42,7 @@ sys.path.insert(0, str(ROOT / "src"))
 
 from audit_adult import COLUMNS, shared_data  # noqa: E402  (the same Adult files and columns)
 from mipkit.data.io import features_target  # noqa: E402
-from mipkit.workflows.audit.run import AuditConfig, run_audit  # noqa: E402
+from mipkit.workflows.audit import AuditConfig, LabelledTable, audit  # noqa: E402
 from mipkit.workflows.audit_fitted import AuditFittedConfig, FittedRelease, audit_fitted  # noqa: E402
 
 
@@ -126,12 +126,12 @@ def main(argv: list[str] | None = None) -> int:
     t0 = time.perf_counter()
     pool = pd.concat([members, non_members], ignore_index=True)
     config = AuditConfig(
-        target="income", model="sklearn.neural_network.MLPClassifier",
+        model="sklearn.neural_network.MLPClassifier",
         params={k: v for k, v in params.items() if k != "random_state"}, scale=True,
         attacks=("loss", "lira", "rmia"), n_models=args.models, n_targets=args.models, seed=args.seed,
         n_jobs=args.n_jobs, n_boot=args.n_boot,
     )  # fmt: skip
-    procedure = run_audit(config, work / "procedure", dataset=pool)
+    procedure = audit(LabelledTable(pool, target="income"), config, run_dir=work / "procedure")
     t_procedure = time.perf_counter() - t0
 
     f, p = fitted.to_dict(), procedure.to_dict()

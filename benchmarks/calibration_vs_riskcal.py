@@ -35,7 +35,13 @@ from pathlib import Path
 
 import numpy as np
 
-from mipkit.accounting import SubsampledGaussian, calibrate, dpsgd_family, target_from_dict, tradeoff_curve
+from mipkit.accounting import (
+    SubsampledGaussian,
+    calibrate_noise,
+    dpsgd_family,
+    target_from_dict,
+    tradeoff_curve,
+)
 from mipkit.report import write_json_atomic
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -106,7 +112,7 @@ def run(
             extra = {"fpr": spec["fpr"]} if "fpr" in spec else {}
             t0 = time.perf_counter()
             target = target_from_dict({"name": spec["target"], "value": spec["value"], **extra})
-            ours = calibrate(dpsgd_family(q, steps), target)
+            ours = calibrate_noise(dpsgd_family(q, steps), target)
             t_ours = time.perf_counter() - t0
             row = {
                 "sample_rate": q,

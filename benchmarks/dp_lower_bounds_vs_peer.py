@@ -21,7 +21,7 @@ Run (about 2 minutes plus, the first time, the peer's installation)::
 
     .venv/bin/python benchmarks/dp_lower_bounds_vs_peer.py [--quick]
 
-Writes ``benchmarks/results/dp_lower_bounds_vs_peer[_quick].json``.
+Writes ``benchmarks/results/dp_lower_bounds_vs_peer[_small].json`` (``--quick``: ``_small``).
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def score_sets(quick: bool) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     y = rng.random(n) < 0.5
     keep = math.exp(1.0) / (1 + math.exp(1.0))
     out["randomized_response_eps1"] = (np.where(rng.random(n) < keep, y, ~y) + 0.001 * rng.random(n), y)
-    for suffix in ("", "_quick"):
+    for suffix in ("", "_small"):
         saved = ROOT / "runs" / f"dpsgd_adult{suffix}_work" / "strongest_scores.npz"
         if saved.is_file():
             d = np.load(saved)
@@ -303,7 +303,7 @@ def main(argv: list[str] | None = None) -> int:
         "validity": validity(args.quick),
         "seconds": time.perf_counter() - clock,
     }
-    out = ROOT / "benchmarks" / "results" / f"dp_lower_bounds_vs_peer{'_quick' if args.quick else ''}.json"
+    out = ROOT / "benchmarks" / "results" / f"dp_lower_bounds_vs_peer{'_small' if args.quick else ''}.json"
     out.write_text(json.dumps(summary, indent=2, default=float) + "\n")
     print(f"peer: {summary['peer']['name']} {summary['peer']['version'] or '(unavailable: ' + why + ')'}")
     keys = [

@@ -6,11 +6,11 @@ dropped,
 features standardised with the statistics of the whole pool (a fixed preparation step, the same in every
 world of the membership game, so it is outside what is audited). The MLP has one hidden layer of 64 units.
 
-Sections (each writes its part of ``benchmarks/results/dpsgd_adult[_quick].json``):
+Sections (each writes its part of ``benchmarks/results/dpsgd_adult[_small].json``):
 
 1. **Targets.** For TPR at 1% FPR targets 0.02, 0.05 and 0.10, :class:`mipkit.trainers.DPSGDClassifier`
    calibrates its noise multiplier for the exact sample rate and steps of a model trained on half of the
-   pool (replace-one neighbours: the audit's game) and ``mipkit.workflows.audit.run.run_audit`` trains
+   pool (replace-one neighbours: the audit's game) and ``mipkit.workflows.audit.run.audit`` trains
    ``--models`` such models on random halves and attacks ``--targets`` of them with LOSS, LiRA and RMIA.
    Reported: noise, held-out accuracy, the strongest attack's TPR at 1% FPR with the lower end of its 95%
    interval (the verdict: below the certified bound?), and the same for the non-private MLP.
@@ -32,7 +32,8 @@ Run (full: about 25-35 minutes on an idle 2-core machine)::
 
     OMP_NUM_THREADS=1 .venv/bin/python benchmarks/dpsgd_adult.py
 
-``--quick`` (6,000-record pool, 8 models, all sections reduced) takes 5-10 minutes on 2 busy cores.
+``--quick`` (6,000-record pool, 8 models, all sections reduced; written as ``dpsgd_adult_small.json``) takes
+5-10 minutes on 2 busy cores.
 """
 
 from __future__ import annotations
@@ -148,7 +149,8 @@ def certified_mu(curve, grid: int = 4000) -> float:
 
 
 def audit(args, ds: Dataset, model: str, params: dict, name: str) -> dict:
-    from mipkit.workflows.audit.run import AuditConfig, run_audit
+    from mipkit.workflows.audit import AuditConfig
+    from mipkit.workflows.audit import audit as audit_procedure
 
     cfg = AuditConfig(
         model=model,
@@ -163,12 +165,10 @@ def audit(args, ds: Dataset, model: str, params: dict, name: str) -> dict:
     if not args.resume:
         shutil.rmtree(work, ignore_errors=True)  # a fresh run: no fits resumed from an earlier ledger
     t0 = time.perf_counter()
-    res = run_audit(
-        cfg, ROOT / "runs" / f"dpsgd_adult{args.suffix}_work" / name, dataset=ds, write_report=False
-    )
+    res = audit_procedure(ds, cfg, run_dir=work, report=False)
     seconds = time.perf_counter() - t0
     results = res.to_dict()
-    labels = res.in_mask[: res.config.n_targets]
+    labels = res.in_mask[: res.config.n_targets_used]
     groups = np.repeat(np.arange(labels.shape[0]), labels.shape[1]).reshape(labels.shape)
     attacks = {}
     for attack, a in results["attacks"].items():
@@ -382,7 +382,7 @@ def figure(figs: dict, plains: dict, args) -> None:
 
 
 def section_one_run(args, train: Dataset, summary: dict) -> None:
-    from mipkit.workflows.audit_one_run.run import OneRunConfig, run_one_run_audit
+    from mipkit.workflows.audit_one_run import AuditOneRunConfig, audit_one_run
 
     rows = []
     cases = [
@@ -394,7 +394,7 @@ def section_one_run(args, train: Dataset, summary: dict) -> None:
         ),
     ]
     for name, model, params in cases:
-        cfg = OneRunConfig(
+        cfg = AuditOneRunConfig(
             model=model,
             params=params,
             canaries=args.canaries,
@@ -404,7 +404,7 @@ def section_one_run(args, train: Dataset, summary: dict) -> None:
             k_minus=(0.0, 0.1, 0.3),
         )
         t0 = time.perf_counter()
-        d = run_one_run_audit(cfg, dataset=train).to_dict()
+        d = audit_one_run(train, cfg).to_dict()
         rows.append(
             {
                 "model": name,
@@ -608,7 +608,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.records, args.models, args.targets, args.canaries = 6000, 8, 8, 500
         args.memorise_epochs, args.accuracy_seeds, args.speed_rows = 10, 1, 6000
-    args.suffix = "_quick" if args.quick else ""
+    args.suffix = "_small" if args.quick else ""
     sections = set(args.sections.split(","))
     train_df, test_df = read_adult("adult.data"), read_adult("adult.test")
     train, test = encode(train_df, test_df)

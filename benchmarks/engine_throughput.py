@@ -21,7 +21,7 @@ Run (about 3-5 minutes on 2 busy cores)::
     .venv/bin/python benchmarks/engine_throughput.py            # MLP, 3,000 records, 16 fits per run
     .venv/bin/python benchmarks/engine_throughput.py --quick    # logreg, 1,000 records, 8 fits
 
-Writes ``benchmarks/results/engine_throughput.json`` (``--quick`` writes ``engine_throughput_quick.json``).
+Writes ``benchmarks/results/engine_throughput.json`` (``--quick`` writes ``engine_throughput_small.json``).
 The machine these numbers come from has 2 cores shared with other jobs: the load average is recorded
 next to the figures, and the 2-worker speed-up is bounded by 2.
 """
@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     out_dir = ROOT / "benchmarks" / "results"
     out_dir.mkdir(parents=True, exist_ok=True)
-    name = "engine_throughput_quick.json" if args.quick else "engine_throughput.json"
+    name = "engine_throughput_small.json" if args.quick else "engine_throughput.json"
     (out_dir / name).write_text(json.dumps(result, indent=2) + "\n")
     print(f"wrote {out_dir / name}")
     return 0 if identical else 1

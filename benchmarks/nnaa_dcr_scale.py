@@ -7,7 +7,7 @@
 2. Mixed: ``--n-mixed`` rows x (6 numeric + 8 categorical with 2-40 levels, 5% missing), mixed distance.
 3. CLI vs API (``--cli-rows``, default 100,000): ``mipkit audit-synthetic`` with its defaults on original /
    synthetic / holdout CSV files of ``--cli-rows`` mixed rows, against ``audit_synthetic`` +
-   ``SyntheticAuditResult.write`` on the same files read by ``pandas.read_csv``, each in its own process
+   ``AuditSyntheticResult.write`` on the same files read by ``pandas.read_csv``, each in its own process
    (wall time and the process's peak RSS), back to back.
 4. Peer: SDMetrics ``DCRBaselineProtection.compute`` on a 10k-row mixed table (its own venv,
    ``python3 -m venv benchmarks/envs/sdmetrics && benchmarks/envs/sdmetrics/bin/pip install sdmetrics``),
@@ -64,10 +64,11 @@ API_SCRIPT = r"""
 import json, resource, sys, time
 t0 = time.perf_counter()
 import pandas as pd
-from mipkit.workflows.audit_synthetic.run import audit_synthetic
+from mipkit.workflows.audit_synthetic import AuditSyntheticConfig, SyntheticRelease, audit_synthetic
 a = json.loads(sys.argv[1])
 tables = {k: pd.read_csv(v) for k, v in a["files"].items()}
-res = audit_synthetic(tables["original"], tables["synthetic"], holdout=tables["holdout"], random_state=0)
+res = audit_synthetic(SyntheticRelease(tables["original"], tables["synthetic"], holdout=tables["holdout"]),
+                      AuditSyntheticConfig(random_state=0))
 res.write(a["out"])
 print(json.dumps({"seconds": time.perf_counter() - t0, "stages": res.timings_s,
                   "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))

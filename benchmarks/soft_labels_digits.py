@@ -15,7 +15,8 @@ Run::
                                                                  # setting, 25 splits (see docs/defences.md)
     .venv/bin/python benchmarks/soft_labels_digits.py --quick    # reduced size, a few minutes
 
-Writes ``benchmarks/results/soft_labels_digits{_quick}.json``, ``.csv``, ``.png`` and ``_pin.png``.
+Writes ``benchmarks/results/soft_labels_digits[_logistic][_small].{json,csv,png}`` and
+``..._p_in_histograms.png`` (``--base logistic``: ``_logistic``; ``--quick``: ``_small``).
 """
 
 from __future__ import annotations
@@ -85,7 +86,7 @@ def main(argv=None) -> int:
             f"= clean label {row['matches_clean_label']:.3f}"
         )
     stem = (
-        "soft_labels_digits" + ("" if args.base == "mlp" else "_logistic") + ("_quick" if args.quick else "")
+        "soft_labels_digits" + ("" if args.base == "mlp" else "_logistic") + ("_small" if args.quick else "")
     )
     size = "quick size" if args.quick else "full size"
     base = "DP-SGD MLP" if args.base == "mlp" else "logistic regression"

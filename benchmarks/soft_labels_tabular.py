@@ -14,8 +14,8 @@ Run::
     .venv/bin/python benchmarks/soft_labels_tabular.py            # full size (see docs/defences.md)
     .venv/bin/python benchmarks/soft_labels_tabular.py --quick    # reduced size, a few minutes
 
-Writes ``benchmarks/results/soft_labels_tabular_{clean,noisy}{_quick}.json``, ``.csv``, ``.png`` and
-``_pin.png``.
+Writes ``benchmarks/results/soft_labels_tabular_{clean,noisy}[_logistic][_small].{json,csv,png}`` and
+``..._p_in_histograms.png`` (``--base logistic``: ``_logistic``; ``--quick``: ``_small``).
 """
 
 from __future__ import annotations
@@ -129,7 +129,7 @@ def main(argv=None) -> int:
             result["target_agreement"] = target_agreement(cfg, data)
         result["wall_seconds"] = time.perf_counter() - start
         result["markdown"] = print_table(result)
-        suffix = ("" if args.base == "mlp" else "_logistic") + ("_quick" if args.quick else "")
+        suffix = ("" if args.base == "mlp" else "_logistic") + ("_small" if args.quick else "")
         base = "DP-SGD MLP" if args.base == "mlp" else "logistic regression"
         size = "quick size" if args.quick else "full size"
         save(

@@ -23,7 +23,7 @@ Run: ``.venv/bin/python benchmarks/synthesizers_adult.py [--quick] [--methods ..
 ``--jobs 2``: cells side by side in two processes, longest first (one run that times every method under one
 load: ``--epsilons 3 --tag speed3 --jobs 2``, about 2 h; a ``_speed`` run is left out of the README tables).
 smartnoise's process seeds Python's, NumPy's and torch's global generators with ``--seed`` (it takes no seed).
-Results: ``benchmarks/results/synthesizers_adult[_quick].json`` and ``.md``.
+Results: ``benchmarks/results/synthesizers_adult[_small][_<tag>].{json,md}`` (``--quick``: ``_small``).
 """
 
 from __future__ import annotations
@@ -149,8 +149,8 @@ def evaluate(ds: dict, method: str, epsilon: float | None, args, train, test, re
     from mipkit.synthesize.certificate import certificate_from_dp
     from mipkit.synthesize.preprocess import infer_domain
     from mipkit.synthesize.quality import fidelity, mode_collapse_share, utility_auc
-    from mipkit.workflows.audit_synthetic.run import audit_synthetic
-    from mipkit.workflows.synthesize.run import synthesize
+    from mipkit.workflows.audit_synthetic import AuditSyntheticConfig, SyntheticRelease, audit_synthetic
+    from mipkit.workflows.synthesize import PrivateTable, SynthesizeConfig, synthesize
 
     full, quick = OPTIONS[method]
     opts = quick if args.quick else full
@@ -166,22 +166,23 @@ def evaluate(ds: dict, method: str, epsilon: float | None, args, train, test, re
         row["seconds"] = seconds
     else:
         # a killed AIM or DP-WGAN-GP fit continues from its checkpoint (git-ignored: model state of real data)
-        tag = ("_quick" if args.quick else "") + (f"_{args.tag}" if args.tag else "")
+        tag = ("_small" if args.quick else "") + (f"_{args.tag}" if args.tag else "")
         ckpt = RESULTS / "checkpoints" / f"{ds['name']}{tag}_{method}_{epsilon}"
         # the domain read from the training data, passed as public: the assumption of every method here
         # (mipkit synthesize would otherwise estimate it with differential privacy from 10% of epsilon)
         domain = None if method == "ctgan" else infer_domain(train)
         res = synthesize(
-            train,
-            method=method,
-            epsilon=None if method == "ctgan" else epsilon,
-            delta=args.delta,
-            rows=len(train),
-            domain=domain,
-            random_state=args.seed,
-            noise_seed=args.seed,
+            PrivateTable(train, domain),
+            SynthesizeConfig(
+                method=method,
+                epsilon=None if method == "ctgan" else epsilon,
+                delta=args.delta,
+                rows=len(train),
+                random_state=args.seed,
+                noise_seed=args.seed,
+                params=opts,
+            ),
             checkpoint=ckpt,
-            **opts,
         )  # fmt: skip (a benchmark measures: its noise is seeded, so a cell reruns to the same table)
         row["domain"] = "public: read from the training data"
         synth, cert = res.synthetic, res.certificate
@@ -208,12 +209,14 @@ def evaluate(ds: dict, method: str, epsilon: float | None, args, train, test, re
     row["positive_rate"] = float((synth[ds["target"]].astype(str) == ds["positive"]).mean())
     t = time.perf_counter()
     audit = audit_synthetic(
-        train, synth, holdout=test, secrets=ds["secrets"], n_attacks=args.n_attacks,
-        max_nnaa_rows=args.max_audit_rows, max_dcr_rows=args.max_audit_rows, n_bootstrap=200,
-        random_state=args.seed,
+        SyntheticRelease(train, synth, holdout=test),
+        AuditSyntheticConfig(
+            secrets=ds["secrets"], n_attacks=args.n_attacks, max_nnaa_rows=args.max_audit_rows,
+            max_dcr_rows=args.max_audit_rows, n_bootstrap=200, random_state=args.seed,
+        ),
     )  # fmt: skip
     row["audit_seconds"] = time.perf_counter() - t
-    summ = audit.summary()
+    summ = audit.json_summary()
     row["nnaa_privacy_loss"] = summ["nnaa"]["privacy_loss"]
     row["dcr_auc"] = summ["dcr"]["auc"]
     row["dcr_tpr_at_1pct"] = (summ["dcr"]["tpr_at_fpr"] or {}).get("0.01")
@@ -299,7 +302,7 @@ def main(ds: dict = ADULT, argv: list[str] | None = None) -> None:
 
     real_auc = utility_auc(train, test, target=ds["target"], positive=ds["positive"], seed=args.seed)
     print(f"{ds['name']}: train {len(train)}, test {len(test)}, real AUC {real_auc:.3f}", flush=True)
-    suffix = ("_quick" if args.quick else "") + (f"_{args.tag}" if args.tag else "")
+    suffix = ("_small" if args.quick else "") + (f"_{args.tag}" if args.tag else "")
     partial = RESULTS / f"synthesizers_{ds['name']}{suffix}.partial.json"
     done = _finished_rows(partial, args)  # a killed run resumes: finished (method, epsilon) cells are kept
     cells = [(m, eps) for m in args.methods for eps in ([None] if m == "ctgan" else eps_list)]

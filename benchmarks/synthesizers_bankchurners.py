@@ -7,6 +7,7 @@ utility classifier, holdout of the audit). Attribute inference attacks ``Attriti
 ``Income_Category``.
 
 Run: ``.venv/bin/python benchmarks/synthesizers_bankchurners.py [--quick] [--methods ...] [--epsilons ...]``.
+Results: ``benchmarks/results/synthesizers_bankchurners[_small][_<tag>].{json,md}``.
 """
 
 from __future__ import annotations

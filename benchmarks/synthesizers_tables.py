@@ -6,9 +6,9 @@ measured by ``mipkit audit-synthetic`` (NNAA privacy loss, DCR attack AUC and TP
 certified TPR, the largest attribute-inference precision improvement over the non-member baseline), the
 violations of certified bounds and the wall time of fit + sample. Cells are read from the final results
 (``synthesizers_<dataset>[_tag].json``) and, for a run still going or killed, from its
-``.partial.json``; a cell found in several files is taken from the first. ``_quick`` runs, ``_speed`` runs
-(one run timing every method, ``--jobs``) and ``repro`` runs (tags naming reruns that check a cell's
-reproducibility) are left out.
+``.partial.json``; a cell found in several files is taken from the first. ``_small`` runs
+(``--quick``), ``_speed`` runs (one run timing every method, ``--jobs``) and ``_rerun`` runs (tags naming
+reruns that check a cell's reproducibility) are left out.
 
 Run: ``.venv/bin/python benchmarks/synthesizers_tables.py adult bankchurners`` (prints Markdown);
 ``--docs`` writes both tables into docs/synthesize.md in place of the ones there.
@@ -34,7 +34,7 @@ EPS = (1.0, 3.0, 10.0)
 def cells(dataset: str, results: Path = RESULTS) -> list[dict]:
     """Every finished cell of ``dataset`` in the result files, in the order of :data:`ORDER`, then epsilon."""
     files = sorted(results.glob(f"synthesizers_{dataset}*.json"))
-    skip = ("_quick", "_speed", "repro")  # speed: times only; repro: reruns of a cell
+    skip = ("_small", "_speed", "_rerun")  # speed: times only; rerun: reruns of a cell
     files = [f for f in files if not any(k in f.name for k in skip)]
     found: dict[tuple, dict] = {}
     for f in files:

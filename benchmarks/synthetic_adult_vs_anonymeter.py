@@ -153,7 +153,8 @@ def main() -> None:
     ap.add_argument("--tag", default="", help="--cli-compare: suffix of the result file")
     args = ap.parse_args()
 
-    from mipkit.workflows.audit_synthetic.run import attribute_inference, audit_synthetic
+    from mipkit.workflows.audit_synthetic import AuditSyntheticConfig, SyntheticRelease, audit_synthetic
+    from mipkit.workflows.audit_synthetic.measure import attribute_inference
 
     original, syn, ctl = load_adult_trio()
     print(f"original {len(original)}, synthetic {len(syn)}, control {len(ctl)} rows")
@@ -165,13 +166,13 @@ def main() -> None:
         return compare_inference(args, original, syn, ctl)
     t = time.perf_counter()
     res = audit_synthetic(
-        original,
-        syn,
-        control=ctl,
-        secrets=SECRETS,
-        n_attacks=args.n_attacks,
-        max_nnaa_rows=args.max_nnaa_rows,
-        random_state=args.seed,
+        SyntheticRelease(original, syn, control=ctl),
+        AuditSyntheticConfig(
+            secrets=SECRETS,
+            n_attacks=args.n_attacks,
+            max_nnaa_rows=args.max_nnaa_rows,
+            random_state=args.seed,
+        ),
     )
     t_full = time.perf_counter() - t
     res = res.to_dict()
@@ -260,7 +261,7 @@ def compare_inference(args, original, syn, ctl) -> None:
     """Only the timed attribute-inference comparison (mipkit first, then anonymeter, back to back)."""
     from mipkit.data.tables import check_tables
     from mipkit.report.results import write_json_atomic
-    from mipkit.workflows.audit_synthetic.run import attribute_inference
+    from mipkit.workflows.audit_synthetic.measure import attribute_inference
 
     load0 = os.getloadavg()[0]
 
@@ -320,13 +321,14 @@ LIB_SCRIPT = r"""
 import json, sys, time
 t0 = time.perf_counter()
 from mipkit.data.io import read_table
-from mipkit.workflows.audit_synthetic.run import audit_synthetic
+from mipkit.workflows.audit_synthetic import AuditSyntheticConfig, SyntheticRelease, audit_synthetic
 a = json.loads(sys.argv[1])
 t1 = time.perf_counter()
 tables = {k: read_table(v) for k, v in a["files"].items()}
-res = audit_synthetic(tables["original"], tables["synthetic"], control=tables["control"],
-                      secrets=a["secrets"], n_attacks=a["n"], checks=("inference",),
-                      attacks=tuple(a["attacks"]), non_member_baseline=a["baseline"], random_state=a["seed"])
+res = audit_synthetic(SyntheticRelease(tables["original"], tables["synthetic"], control=tables["control"]),
+                      AuditSyntheticConfig(secrets=a["secrets"], n_attacks=a["n"], checks=("inference",),
+                                           attacks=tuple(a["attacks"]), non_member_baseline=a["baseline"],
+                                           random_state=a["seed"]))
 res.write(a["out"], report=a["report"])
 print(json.dumps({"inference_s": res.timings_s["inference"], "in_process_s": time.perf_counter() - t1,
                   "imports_s": t1 - t0}))

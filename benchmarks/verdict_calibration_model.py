@@ -10,7 +10,7 @@ over the attacks. Rates come with exact (Clopper-Pearson) 95% intervals. The emp
 variance of each attack's eta over the null seeds divided by the binomial variance ``1 / (4 * trials)``.
 
 Power: ``--n-power`` audits each (default 10, seeds 0..; the committed results use 50) of two known leaks
-through :func:`mipkit.workflows.audit.run.run_audit`: an unregularised random forest and an MLP that
+through :func:`mipkit.workflows.audit.run.audit`: an unregularised random forest and an MLP that
 memorises (256-256 units, no weight decay, standardised features inside the trainer).
 
 Usage (the commands of the committed results: the null part at load average 12 took about 40 minutes; that
@@ -20,7 +20,7 @@ part; 50 audits per leak took under 3 minutes on two idle cores)::
     python benchmarks/verdict_calibration_model.py --n-null 200 --n-power 5 --jobs 2
     python benchmarks/verdict_calibration_model.py --n-power 50 --power-only
 
-Writes ``benchmarks/results/verdict_calibration_model.json`` (``--quick``: ``..._quick.json``).
+Writes ``benchmarks/results/verdict_calibration_model.json`` (``--quick``: ``..._small.json``).
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from mipkit.data.io import Dataset
 from mipkit.stats import clopper_pearson
 from mipkit.workflows.audit.calibration import null_audit
 from mipkit.workflows.audit.config import AuditConfig
-from mipkit.workflows.audit.run import run_audit
+from mipkit.workflows.audit.run import audit
 from mipkit.workflows.audit.verdict import old_headline_reveals
 
 ATTACKS = ("loss", "lira", "rmia")
@@ -85,7 +85,7 @@ def _leak(name: str, seed: int, n_boot: int) -> dict:
         n_boot=n_boot,
     )
     with tempfile.TemporaryDirectory() as out, threadpool_limits(1):
-        res = run_audit(cfg, out, dataset=ds, write_report=False)
+        res = audit(ds, cfg, run_dir=out, report=False)
     return {
         "old_reveals": old_headline_reveals(res.summaries, cfg.confidence),
         "new_reveals": bool(res.reveals),
@@ -114,7 +114,7 @@ def main() -> None:
     path = (
         Path(__file__).parent
         / "results"
-        / ("verdict_calibration_model_quick.json" if args.quick else "verdict_calibration_model.json")
+        / ("verdict_calibration_model_small.json" if args.quick else "verdict_calibration_model.json")
     )
     if args.power_only:
         saved = json.loads(path.read_text())

@@ -17,7 +17,7 @@ if independent. "After" is the two-way cluster bootstrap over releases and targe
 now (docs/theory.md section 11). Each share comes with its Clopper-Pearson interval.
 
 Run: ``.venv/bin/python benchmarks/verdict_calibration_noise.py`` (``--quick`` for 40 + 20 audits).
-Results: ``benchmarks/results/verdict_calibration_noise[_quick].json``.
+Results: ``benchmarks/results/verdict_calibration_noise[_small].json`` (``--quick``: ``_small``).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import numpy as np
 from sklearn.dummy import DummyRegressor
 
 from mipkit.stats import clopper_pearson
-from mipkit.workflows.audit_noise.run import audit_noise
+from mipkit.workflows.audit_noise import AuditNoiseConfig, audit_noise
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
@@ -58,16 +58,16 @@ def _leak_case(seed: int) -> dict:
 
 
 def _one(case: dict, seed: int, settings: dict) -> dict:
-    result, _, iv = audit_noise(
-        case["estimator"],
-        case["X"],
-        case["y"],
+    config = AuditNoiseConfig(
+        model=case["estimator"],
         eta=case["eta"],
         sigma=case["sigma"],
         attributes=case["attributes"],
-        random_state=seed,
+        seed=seed,
         **settings,
     )
+    out = audit_noise((case["X"], case["y"]), config)
+    result, iv = out.game, out.intervals
     correct = int(np.sum(result.correct))
     trials = int(settings["n_releases"] * len(result.targets))
     before = clopper_pearson(correct, trials)
@@ -119,7 +119,7 @@ def main() -> None:
     }
     print(json.dumps(out, indent=2))
     RESULTS.mkdir(parents=True, exist_ok=True)
-    name = "verdict_calibration_noise_quick.json" if args.quick else "verdict_calibration_noise.json"
+    name = "verdict_calibration_noise_small.json" if args.quick else "verdict_calibration_noise.json"
     (RESULTS / name).write_text(json.dumps(out, indent=2) + "\n")
 
 

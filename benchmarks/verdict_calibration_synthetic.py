@@ -11,7 +11,7 @@ copies of training rows, the rest fresh draws.
    structure held fixed) and the delete-one jackknife (neighbours recomputed); Clopper-Pearson intervals on
    each coverage, and the mean interval half-width against the Monte Carlo spread of the estimates.
 2. ``calibration`` - ``--audits`` (default 200) null audits and ``--power-audits`` (default 100) leaky audits
-   through :func:`mipkit.workflows.audit_synthetic.run.audit_synthetic` at ``--n-audit`` records (NNAA,
+   through :func:`mipkit.workflows.audit_synthetic.audit_synthetic` at ``--n-audit`` records (NNAA,
    DCR, and
    attribute inference of one secret): the share of "finding" verdicts for each policy metric, with its
    Clopper-Pearson interval. Policies: privacy loss > 0, DCR AUC > 0.5, like-for-like inference PI > 0.
@@ -135,7 +135,7 @@ def coverage(args) -> dict:
 
 def calibration(args) -> dict:
     from mipkit.metrics.nnaa import _record_bootstrap_intervals
-    from mipkit.workflows.audit_synthetic.run import audit_synthetic
+    from mipkit.workflows.audit_synthetic import AuditSyntheticConfig, SyntheticRelease, audit_synthetic
 
     n = args.n_audit
     policies = {"privacy_loss": 0.0, "dcr_auc": 0.5, "inference_pi": 0.0}
@@ -145,13 +145,10 @@ def calibration(args) -> dict:
         train, holdout = population(n, rng), population(n, rng)
         syn = leaky_synthetic(train, 2 * n, 0.3, rng) if leaky else population(2 * n, rng)
         res = audit_synthetic(
-            train,
-            syn,
-            holdout=holdout,
-            secrets=["marital"],
-            n_attacks=args.n_attacks,
-            random_state=r,
-            n_jobs=args.n_jobs,
+            SyntheticRelease(train, syn, holdout=holdout),
+            AuditSyntheticConfig(
+                secrets=["marital"], n_attacks=args.n_attacks, random_state=r, n_jobs=args.n_jobs
+            ),
         )
         d = res.to_dict()
         verdicts = {}
@@ -246,7 +243,7 @@ def _rates(rows: list[dict]) -> dict:
 
 
 def headline(args, save=lambda out: None, previous: dict | None = None) -> dict:
-    from mipkit.workflows.audit_synthetic.run import audit_synthetic
+    from mipkit.workflows.audit_synthetic import AuditSyntheticConfig, SyntheticRelease, audit_synthetic
 
     previous = previous or {}
     adult = load_adult()
@@ -274,11 +271,11 @@ def headline(args, save=lambda out: None, previous: dict | None = None) -> dict:
         for r in range(reps):
             seed = 40_000 + r + (0 if n == args.n_headline else 500)
             train, holdout, syn = adult_split(adult, n, kind, share, seed)
-            kw = {"secrets": ["income"], "random_state": r, "n_jobs": args.n_jobs}
+            config = AuditSyntheticConfig(secrets=["income"], random_state=r, n_jobs=args.n_jobs)
             given = {} if label == "null_without_holdout" else {"holdout": holdout}
-            rows.append(_judge(audit_synthetic(train, syn, **given, **kw).to_dict()))
+            rows.append(_judge(audit_synthetic(SyntheticRelease(train, syn, **given), config).to_dict()))
             if label == "null" and r < args.null_without_holdout:
-                rows_noh.append(_judge(audit_synthetic(train, syn, **kw).to_dict()))
+                rows_noh.append(_judge(audit_synthetic(SyntheticRelease(train, syn), config).to_dict()))
             if (r + 1) % 10 == 0 or r + 1 == reps or n != args.n_headline:  # large tables: every audit
                 print(f"  {label}: {r + 1}/{reps} audits, {time.perf_counter() - t0:.0f} s", flush=True)
                 seconds = time.perf_counter() - t0

@@ -11,7 +11,7 @@ import io
 import numpy as np
 import pandas as pd
 
-import mipkit.workflows.synthesize.run as wf
+import mipkit.workflows.synthesize as wf
 from mipkit.cli import main
 from mipkit.data.csv_out import neutralise_formulas, to_safe_csv
 from mipkit.synthesize.certificate import uncertified
@@ -52,8 +52,8 @@ def test_synthesize_neutralises_synthetic_csv_unless_raw(tmp_path, monkeypatch, 
     data = tmp_path / "data.csv"
     pd.DataFrame({"a": [1, 2, 3], "b": ["x", "y", "z"]}).to_csv(data, index=False)
 
-    def fake_synthesize(table, *, method, **kwargs):  # the synthesizer is not what this test is about
-        return wf.SynthesisResult(method, _table(), uncertified(method), 0.0, 0.0, None)
+    def fake_synthesize(data, config, **kwargs):  # the synthesizer is not what this test is about
+        return wf.SynthesizeResult(config.method, _table(), uncertified(config.method), 0.0, 0.0, None)
 
     monkeypatch.setattr(wf, "synthesize", fake_synthesize)
     out = tmp_path / "syn"

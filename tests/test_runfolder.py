@@ -233,17 +233,19 @@ def test_a_file_is_not_a_run_folder(tmp_path):
 
 HOLDER = textwrap.dedent(
     """
-    import sys, time
+    import sys
     from mipkit._runfolder import lock_run_folder
     lock = lock_run_folder(sys.argv[1], command="mipkit audit --seed 1").acquire()
     print("locked", flush=True)
-    time.sleep(120)
+    sys.stdin.read()  # hold the lock until the test closes this pipe or ends, however long it runs
     """
 )
 
 
 def _hold(folder: Path) -> subprocess.Popen:
-    proc = subprocess.Popen([PYTHON, "-c", HOLDER, str(folder)], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [PYTHON, "-c", HOLDER, str(folder)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     assert proc.stdout.readline().strip() == "locked"
     return proc
 
@@ -260,10 +262,11 @@ def test_a_second_run_is_refused_naming_the_first_and_a_killed_holder_frees_the_
         assert info.value.holder["pid"] == proc.pid
     finally:
         os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(30)
+        proc.wait()
+        proc.stdin.close()
     # the kernel released the flock with the process: the stale lock file does not block the next run
     assert (run / LOCK_FILE).exists()
-    deadline = time.time() + 10
+    deadline = time.time() + 300  # generous: a busy machine is slow, not wrong
     while True:
         try:
             with lock_run_folder(run) as lock:

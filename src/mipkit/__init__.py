@@ -5,7 +5,7 @@ Every verb has one shape (:mod:`mipkit.workflows._shape`): a frozen config check
 ``write``. The eleven verbs, their configs and results are importable from here:
 
 >>> import mipkit
->>> result = mipkit.risk(mipkit.RiskInput(epsilon=1.0, delta=1e-5), mipkit.RiskConfig())  # doctest: +SKIP
+>>> result = mipkit.risk(mipkit.Guarantee(epsilon=1.0, delta=1e-5), mipkit.RiskConfig())
 
 ``import mipkit`` is light (it imports neither numpy nor any subpackage), so that the command line starts
 fast; each name loads its module on first access.
@@ -41,6 +41,13 @@ _EXPORTS = {f"workflows.{verb}": f"{verb} {_camel(verb)}Config {_camel(verb)}Res
 }
 _EXPORTS["workflows.audit_fitted"] += " FittedRelease"  # the data of the verbs that take several inputs
 _EXPORTS["workflows.audit_scores"] += " Predictions ModelOutputs"
+_EXPORTS["workflows.protect"] += " ProtectData"
+_EXPORTS["workflows.audit_synthetic"] += " SyntheticRelease"
+_EXPORTS["workflows.synthesize"] += " PrivateTable"
+_EXPORTS["workflows.risk"] += " Guarantee"
+_EXPORTS["workflows.calibrate"] += " NoiseFamily"
+_EXPORTS["workflows.train_private"] += " TrainingTable"
+_EXPORTS["workflows.audit"] += " LabelledTable"
 
 _lazy, __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
 

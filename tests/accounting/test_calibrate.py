@@ -22,7 +22,7 @@ from mipkit.accounting import (
     LaplaceMechanism,
     MechanismFamily,
     SubsampledGaussian,
-    calibrate,
+    calibrate_noise,
     dpsgd_family,
     gaussian_family,
     laplace_family,
@@ -40,18 +40,22 @@ def _target(name: str, value: float, **params):
 def calibrate_gaussian(
     target: str, value: float, *, sensitivity: float = 1.0, neighbours: str = "add_remove", **params
 ) -> Calibration:
-    return calibrate(gaussian_family(sensitivity, neighbours=neighbours), _target(target, value, **params))
+    return calibrate_noise(
+        gaussian_family(sensitivity, neighbours=neighbours), _target(target, value, **params)
+    )
 
 
 def calibrate_laplace(
     target: str, value: float, *, sensitivity: float = 1.0, neighbours: str = "add_remove", **params
 ) -> Calibration:
-    return calibrate(laplace_family(sensitivity, neighbours=neighbours), _target(target, value, **params))
+    return calibrate_noise(
+        laplace_family(sensitivity, neighbours=neighbours), _target(target, value, **params)
+    )
 
 
 def calibrate_dpsgd(target: str, value: float, *, sample_rate: float, steps: int, **params) -> Calibration:
     grids = {k: params.pop(k) for k in ("value_discretization_interval", "rtol") if k in params}
-    return calibrate(dpsgd_family(sample_rate, steps), _target(target, value, **params), **grids)
+    return calibrate_noise(dpsgd_family(sample_rate, steps), _target(target, value, **params), **grids)
 
 
 def dpsgd_curve(z: float, q: float, steps: int, value_discretization_interval: float | None = None):
@@ -327,19 +331,21 @@ def test_closed_form_families_reproduce_recorded_results(family, target, value, 
 # ---------------------------------------------------------------------------------------------------
 def test_bare_function_family_matches_the_ready_family():
     # a plain lambda over GDP: the largest mu with advantage <= 0.1, searched without a closed-form start
-    res = calibrate(lambda m: GDP(1.0 / m), AdvantageTarget(0.1))
+    res = calibrate_noise(lambda m: GDP(1.0 / m), AdvantageTarget(0.1))
     assert res.parameter_name == "noise" and res.converged
     assert res.mechanism == GDP(1.0 / res.noise)
     exact = 1 / (2 * Phinv(0.55))  # 2 Phi(mu/2) - 1 = 0.1 at mu = 1/exact
     assert res.noise == pytest.approx(exact, rel=1e-9) and res.noise >= exact * (1 - 1e-14)
     # ... and the same as the Gaussian mechanism's sigma at sensitivity 1
-    assert res.noise == pytest.approx(calibrate(gaussian_family(), AdvantageTarget(0.1)).noise, rel=1e-9)
+    assert res.noise == pytest.approx(
+        calibrate_noise(gaussian_family(), AdvantageTarget(0.1)).noise, rel=1e-9
+    )
 
 
 def test_bare_function_family_over_dpsgd_matches_the_ready_family():
     q, steps = 0.1, 3
-    bare = calibrate(lambda z: SubsampledGaussian(z, q, steps), AdvantageTarget(0.05))
-    ready = calibrate(dpsgd_family(q, steps), AdvantageTarget(0.05))
+    bare = calibrate_noise(lambda z: SubsampledGaussian(z, q, steps), AdvantageTarget(0.05))
+    ready = calibrate_noise(dpsgd_family(q, steps), AdvantageTarget(0.05))
     assert bare.details["tolerance"] == 0.005 and bare.details["rtol"] == 0.005 / 4
     assert bare.minimal and ready.minimal  # each proved within 0.5% of the minimal safe noise
     assert bare.noise == pytest.approx(ready.noise, rel=6e-3)  # so within 0.5% of each other (+ rtol)
@@ -355,7 +361,7 @@ def test_custom_family_with_search_settings():
         step=2.0,
         rtol=1e-6,
     )
-    res = calibrate(fam, AdvantageTarget(0.2))
+    res = calibrate_noise(fam, AdvantageTarget(0.2))
     exact = -3.0 / (2 * math.log(0.8))  # 1 - exp(-L / (2b)) = 0.2
     assert res.noise >= exact * (1 - 1e-14) and res.noise == pytest.approx(exact, rel=1e-6)
     assert res.details["rtol"] == 1e-6
@@ -411,15 +417,17 @@ def test_families_name_their_records():
         (lambda: calibrate_gaussian("epsilon", -1.0, delta=1e-5), "epsilon"),
         (lambda: calibrate_gaussian("epsilon", 1.0, delta=1.0), "delta"),
         (lambda: calibrate_gaussian("bogus", 0.1), "target"),
-        (lambda: calibrate(gaussian_family(), "advantage"), "target"),
-        (lambda: calibrate(42, AdvantageTarget(0.1)), "callable"),
-        (lambda: calibrate(gaussian_family(), AdvantageTarget(0.1), rtol=0.5), "rtol"),
+        (lambda: calibrate_noise(gaussian_family(), "advantage"), "target"),
+        (lambda: calibrate_noise(42, AdvantageTarget(0.1)), "callable"),
+        (lambda: calibrate_noise(gaussian_family(), AdvantageTarget(0.1), rtol=0.5), "rtol"),
         (
-            lambda: calibrate(dpsgd_family(0.1, 3), AdvantageTarget(0.01), value_discretization_interval=2.0),
+            lambda: calibrate_noise(
+                dpsgd_family(0.1, 3), AdvantageTarget(0.01), value_discretization_interval=2.0
+            ),
             "value",
         ),
         (
-            lambda: calibrate(
+            lambda: calibrate_noise(
                 dpsgd_family(0.1, 3),
                 AdvantageTarget(0.01),
                 value_discretization_interval=1e-3,
@@ -428,7 +436,7 @@ def test_families_name_their_records():
             "fine",
         ),
         (
-            lambda: calibrate(
+            lambda: calibrate_noise(
                 MechanismFamily(build=LaplaceMechanism, low=100.0, high=1e4), AdvantageTarget(0.1)
             ),
             "met by any noise",

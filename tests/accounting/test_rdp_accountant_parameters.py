@@ -25,7 +25,7 @@ from mipkit.accounting import (
     HeterogeneousSubsampledGaussian,
     PureDP,
     SubsampledGaussian,
-    calibrate,
+    calibrate_noise,
     eta_from_curve,
     mechanism_from_dict,
     parameter_family,
@@ -133,10 +133,10 @@ def test_accountant_validation():
 # ---------------------------------------------------------------------------------------------------
 def test_largest_epsilon_for_an_eta_target():
     # replace-one (eps, 0)-DP: eta = 1/(1 + e^-eps) - 1/2 <= 0.1  <=>  eps <= log(1.2 / 0.8)
-    res = calibrate(parameter_family(PureDP(1.0, neighbours="replace_one"), "epsilon"), EtaTarget(0.1))
+    res = calibrate_noise(parameter_family(PureDP(1.0, neighbours="replace_one"), "epsilon"), EtaTarget(0.1))
     assert res.noise == pytest.approx(math.log(1.2 / 0.8), rel=1e-9) and res.noise <= math.log(1.5)
     # add/remove: eta = (1 - e^-eps) / 2 <= 0.1  <=>  eps <= -log(0.8)
-    res = calibrate(parameter_family(PureDP(1.0), "epsilon"), EtaTarget(0.1))
+    res = calibrate_noise(parameter_family(PureDP(1.0), "epsilon"), EtaTarget(0.1))
     assert res.noise == pytest.approx(-math.log(0.8), rel=1e-9)
     import mpmath
 
@@ -146,9 +146,11 @@ def test_largest_epsilon_for_an_eta_target():
 
 
 def test_largest_mu_and_sample_rate():
-    res = calibrate(parameter_family(GDP(1.0), "mu"), AdvantageTarget(0.2))
+    res = calibrate_noise(parameter_family(GDP(1.0), "mu"), AdvantageTarget(0.2))
     assert res.noise == pytest.approx(2 * stats.norm.ppf(0.6), rel=1e-9)
-    rate = calibrate(parameter_family(SubsampledGaussian(1.0, 0.1, 100), "sample_rate"), AdvantageTarget(0.1))
+    rate = calibrate_noise(
+        parameter_family(SubsampledGaussian(1.0, 0.1, 100), "sample_rate"), AdvantageTarget(0.1)
+    )
     curve = tradeoff_curve(SubsampledGaussian(1.0, rate.noise, 100))
     assert curve.advantage() <= 0.1 and rate.minimal
     over = tradeoff_curve(SubsampledGaussian(1.0, rate.noise * 1.006, 100)).lower_curve()
@@ -157,7 +159,7 @@ def test_largest_mu_and_sample_rate():
 
 def test_largest_number_of_steps():
     fam = parameter_family(SubsampledGaussian(1.0, 0.05, 10), "steps", high=10_000)
-    res = calibrate(fam, EpsilonTarget(1e-5, 2.0))
+    res = calibrate_noise(fam, EpsilonTarget(1e-5, 2.0))
     steps = int(res.noise)
     assert res.minimal and res.mechanism.steps == steps
     assert tradeoff_curve(SubsampledGaussian(1.0, 0.05, steps)).epsilon_for_delta(1e-5) <= 2.0

@@ -22,7 +22,7 @@ from mipkit.accounting import (
     PLDCurve,
     SubsampledGaussian,
     TprAtFprTarget,
-    calibrate,
+    calibrate_noise,
     dpsgd_family,
     pld_curve,
     tradeoff_curve,
@@ -167,7 +167,7 @@ def test_calibrated_noise_is_safe_on_a_finer_grid_and_minimal(q, steps, level, k
         "epsilon": EpsilonTarget(1e-5, 0.5 + 4 * level),
     }[kind]
     try:
-        res = calibrate(dpsgd_family(q, steps), target)
+        res = calibrate_noise(dpsgd_family(q, steps), target)
     except ValueError as err:  # the no-noise limit may already meet it
         assert "met by any" in str(err)
         return
@@ -183,11 +183,11 @@ def test_calibrated_noise_is_safe_on_a_finer_grid_and_minimal(q, steps, level, k
 
 def test_issue_cases_minimal_noise():
     """The calibrations the issue reported as too noisy, now within 0.5% of the minimal safe noise."""
-    eps = calibrate(dpsgd_family(0.001, 1000), EpsilonTarget(1e-6, 0.1))
+    eps = calibrate_noise(dpsgd_family(0.001, 1000), EpsilonTarget(1e-6, 0.1))
     assert eps.minimal and eps.noise == pytest.approx(1.3933, rel=5e-3)  # was 1.5322
-    adv = calibrate(dpsgd_family(0.01, 100), AdvantageTarget(0.01))
+    adv = calibrate_noise(dpsgd_family(0.01, 100), AdvantageTarget(0.01))
     assert adv.minimal and adv.noise == pytest.approx(4.0495, rel=5e-3)  # was 4.1010
-    tiny = calibrate(dpsgd_family(0.01, 1000), AdvantageTarget(0.001))  # was refused
+    tiny = calibrate_noise(dpsgd_family(0.01, 1000), AdvantageTarget(0.001))  # was refused
     assert tiny.minimal and 100 < tiny.noise < 150
 
 
@@ -206,12 +206,12 @@ def test_one_million_steps_within_budget():
 
     code = (
         "import json, time\n"
-        "from mipkit.accounting import AdvantageTarget, calibrate, dpsgd_family\n"
+        "from mipkit.accounting import AdvantageTarget, calibrate_noise, dpsgd_family\n"
         "def peak_kib():\n"
         "    status = open('/proc/self/status').read().splitlines()\n"
         "    return int(next(line for line in status if line.startswith('VmHWM:')).split()[1])\n"
         "clock = time.perf_counter()\n"
-        "res = calibrate(dpsgd_family(0.001, 1_000_000), AdvantageTarget(0.1))\n"
+        "res = calibrate_noise(dpsgd_family(0.001, 1_000_000), AdvantageTarget(0.1))\n"
         "print(json.dumps({'seconds': time.perf_counter() - clock, 'minimal': bool(res.minimal),\n"
         "                  'noise': res.noise, 'achieved': res.achieved_fine,\n"
         "                  'peak_kib': peak_kib()}))\n"

@@ -14,10 +14,11 @@ import pytest
 from scipy import stats
 from sklearn.datasets import make_classification
 
+import mipkit
 from mipkit.data.io import Dataset
 from mipkit.report import read_results
 from mipkit.stats import clopper_pearson
-from mipkit.workflows.audit.run import AuditConfig, AuditResult, run_audit
+from mipkit.workflows.audit import AuditConfig, AuditResult
 
 HEADER = {"schema_version", "kind", "mipkit_version", "created"}
 
@@ -64,7 +65,7 @@ def audit(tmp_path_factory):
         fprs=(0.01, 0.1),
     )
     out = tmp_path_factory.mktemp("audit")
-    return out, run_audit(cfg, out, dataset=ds, write_report=False)
+    return out, mipkit.audit(ds, cfg, run_dir=out, report=False)
 
 
 def test_to_dict_is_results_json_and_object_is_frozen(audit):

@@ -135,14 +135,12 @@ def test_sigkill_audit_mid_run_then_resume(tmp_path):
         stderr=subprocess.PIPE,
     )
     try:
-        deadline = time.monotonic() + 180
-        while len(_ledger_rows(run_dir)) < 2:
+        while len(_ledger_rows(run_dir)) < 2:  # however long the machine takes; an audit that ends fails here
             assert proc.poll() is None, proc.stderr.read().decode()
-            assert time.monotonic() < deadline, "the audit never committed two fits"
             time.sleep(0.05)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
+        proc.wait()
         proc.stderr.close()
     assert proc.returncode == -signal.SIGKILL
     time.sleep(0.5)  # let the killed workers' last log writes (if any) land

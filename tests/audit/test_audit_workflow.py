@@ -18,13 +18,10 @@ from mipkit.data.io import Dataset
 from mipkit.game.trainers import register_trainer
 from mipkit.report import read_results
 from mipkit.stats import clopper_pearson
+from mipkit.workflows.audit import AuditConfig, audit
 from mipkit.workflows.audit.measure import read_certificate
 from mipkit.workflows.audit.result import vulnerability_table
-from mipkit.workflows.audit.run import (
-    AuditConfig,
-    independent_halves,
-    run_audit,
-)
+from mipkit.workflows.audit.run import independent_halves
 
 
 def tiny(n=120, seed=0) -> Dataset:
@@ -40,7 +37,7 @@ STRONG_L2 = {"model": "sklearn.linear_model.LogisticRegression", "params": {"C":
 def forest_run(tmp_path_factory):
     out = tmp_path_factory.mktemp("forest")
     cfg = AuditConfig(**FOREST, attacks=("loss", "lira", "rmia", "ltu"), n_models=4, seed=0, n_jobs=1)
-    return out, run_audit(cfg, out, dataset=tiny())
+    return out, audit(tiny(), cfg, run_dir=out)
 
 
 def test_run_folder_and_schema(forest_run):
@@ -84,7 +81,7 @@ def test_memorising_model_leaks_and_regularised_one_leaks_less(forest_run, tmp_p
     assert forest.auc > 0.6
     assert forest.eta_ci[0] > 0
     cfg = AuditConfig(**STRONG_L2, attacks=("loss", "lira", "rmia"), n_models=4, seed=0, n_jobs=1)
-    weak = run_audit(cfg, tmp_path, dataset=tiny(), write_report=False)
+    weak = audit(tiny(), cfg, run_dir=tmp_path, report=False)
     assert weak.eta < forest.eta
     assert weak.eta_ci[0] < 0.08  # a heavily regularised model is close to chance
 
@@ -105,9 +102,9 @@ def test_resume_reuses_every_fit(tmp_path):
         seed=3,
         n_jobs=1,
     )
-    first = run_audit(cfg, tmp_path / "run", dataset=tiny(), write_report=False)
+    first = audit(tiny(), cfg, run_dir=tmp_path / "run", report=False)
     assert len(log.read_text().splitlines()) == 4
-    second = run_audit(cfg, tmp_path / "run", dataset=tiny(), write_report=False)
+    second = audit(tiny(), cfg, run_dir=tmp_path / "run", report=False)
     assert len(log.read_text().splitlines()) == 4  # nothing refitted
     assert second.eta == first.eta and second.auc == first.auc
     a, b = first.to_dict(), second.to_dict()
@@ -264,7 +261,7 @@ def test_certificate_is_read_from_the_trainer():
 def test_bad_config_is_refused(field, value):
     kwargs = {**FOREST, "n_models": 8, field: value}
     with pytest.raises(MipkitValueError):
-        AuditConfig(**kwargs).validate()
+        AuditConfig(**kwargs)
 
 
 def test_too_few_records_per_class(tmp_path):
@@ -273,4 +270,4 @@ def test_too_few_records_per_class(tmp_path):
     y[:3] = 1
     bad = Dataset(X=ds.X, y=y, feature_names=ds.feature_names, classes=np.array([0, 1]))
     with pytest.raises(MipkitValueError, match="at least 4 records"):
-        run_audit(AuditConfig(**FOREST, n_models=4, n_jobs=1), tmp_path, dataset=bad)
+        audit(bad, AuditConfig(**FOREST, n_models=4, n_jobs=1), run_dir=tmp_path)

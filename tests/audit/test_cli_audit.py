@@ -206,7 +206,7 @@ def test_config_file_and_flags(table, tmp_path, capsys):
 
 
 class _Captured:
-    """A stand-in for run_audit's result: what the command prints, with the verdict of its config's policy
+    """A stand-in for audit's result: what the command prints, with the verdict of its config's policy
     (the workflow's :func:`verdict` on an eta of 0.3 with simultaneous interval [0.2, 0.4])."""
 
     eta = 0.3
@@ -222,6 +222,11 @@ class _Captured:
         }
         limit = None if config is None else config.fail_above
         self.verdict = verdict(stats, fail_metric="eta", fail_above=limit)
+
+    def summary(self):
+        from mipkit.report.dpia import audit_paragraph
+
+        return audit_paragraph(self.to_dict())
 
     def to_dict(self):
         return {
@@ -240,25 +245,26 @@ class _Captured:
 
 @pytest.fixture
 def captured(monkeypatch, tmp_path):
-    """Replace the workflow by a recorder: what the command hands to run_audit, without fitting anything.
+    """Replace the workflow by a recorder: what the command hands to audit, without fitting anything.
 
     Runs in its own working folder: the default run folder is relative (``runs/audit``), and two pytest
     workers sharing one would find it locked by the other."""
     monkeypatch.chdir(tmp_path)
     calls = []
 
-    def fake_run_audit(config, out_dir, *, progress=None, dataset=None, write_report=True):
+    def fake_audit(data, config, *, run_dir=None, progress=None, report=True):
         calls.append(
             {
+                "data": data,
                 "config": config,
-                "out": str(out_dir),
+                "out": str(run_dir),
                 "progress_shown": bool(getattr(progress, "enabled", False)),
-                "write_report": write_report,
+                "write_report": report,
             }
         )
         return _Captured(config)
 
-    monkeypatch.setattr("mipkit.workflows.audit.run.run_audit", fake_run_audit)
+    monkeypatch.setattr("mipkit.workflows.audit.run.audit", fake_audit)
     return calls
 
 
@@ -297,13 +303,19 @@ FLAG_CASES = [
 ]
 
 
+BASE = ["audit", "--model", "pkg.Model", "--data", "d.csv", "--target", "y"]
+"""The flags every audit needs; a case of ``--data`` or ``--target`` gives that flag itself."""
+
+
 @pytest.mark.parametrize(("flag", "keys"), FLAG_CASES, ids=[c[0][0] for c in FLAG_CASES])
 def test_every_flag_has_a_config_key(flag, keys, captured, tmp_path):
-    base = ["audit", "--model", "pkg.Model"]
-    assert main(base) == 0
+    required = flag[0] in ("--data", "--target")
+    base = BASE[:-4] + (BASE[-2:] if flag[0] == "--data" else BASE[-4:-2]) if required else BASE
+    assert main(base) == (2 if required else 0)  # the data and its label column are required
     assert main([*base, *flag]) == 0
-    default, from_flag = captured[-2], captured[-1]
-    assert from_flag != default  # the flag changes what the workflow receives
+    from_flag = captured[-1]
+    if not required:
+        assert from_flag != captured[-2]  # the flag changes what the workflow receives
     for i, key in enumerate(keys):
         cfg = tmp_path / f"c{i}.yaml"
         cfg.write_text(json.dumps(key))  # JSON is YAML
@@ -313,7 +325,7 @@ def test_every_flag_has_a_config_key(flag, keys, captured, tmp_path):
 
 def test_model_json_and_fail_above_keys(captured, tmp_path, capsys):
     cfg = tmp_path / "c.yaml"
-    cfg.write_text("model: pkg.FromFile\njson: true\nfail-above: 0.1\n")
+    cfg.write_text("model: pkg.FromFile\njson: true\nfail-above: 0.1\ndata: d.csv\ntarget: y\n")
     assert main(["audit", "--config", str(cfg)]) == 1  # --model satisfied by the file; eta 0.3 > 0.1
     out = capsys.readouterr()
     assert json.loads(out.out)["eta"] == 0.3 and "lies above the limit 0.1" in out.err
@@ -324,11 +336,12 @@ def test_model_json_and_fail_above_keys(captured, tmp_path, capsys):
 
 
 def test_cli_defaults_are_the_config_defaults(captured):
-    from mipkit.workflows.audit.run import AuditConfig
+    from mipkit.workflows.audit import AuditConfig, LabelledTable
 
-    assert main(["audit", "--model", "pkg.Model", "--quiet"]) == 0
+    assert main([*BASE, "--quiet"]) == 0
     got = captured[-1]
     assert got["config"] == AuditConfig(model="pkg.Model")
+    assert got["data"] == LabelledTable("d.csv", target="y")
     assert got["out"] == "runs/audit" and got["write_report"] is True
 
 

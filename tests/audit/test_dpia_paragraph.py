@@ -91,3 +91,18 @@ def test_train_private_starts_with_the_paragraph(table, capsys):
     _check(block, "Released: a model trained with DP-SGD on 128 records")
     assert "differential privacy" in block and "Checked on the released model: LOSS found" in block
     assert "a test run, not a release" in block  # --noise-seed
+
+
+def test_audit_one_run_starts_with_the_paragraph(table, capsys):
+    args = ["audit-one-run", "--data", str(table / "all.csv"), "--target", "label", "--drop", "pid",
+            "--model", "sklearn.tree.DecisionTreeClassifier", "--canaries", "60", "--k-plus", "0.25,0.5",
+            "--seed", "1", "--fail-above", "100"]  # fmt: skip
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    block = _first_block(out)
+    _check(block, "Audited: one training run of DecisionTreeClassifier on ")
+    assert "60 records each put into the training data with probability 1/2" in block
+    assert "no better than (epsilon = " in block
+    assert "the bound is within the stated limit (epsilon <= 100)" in block
+    assert "the trainer states no certificate" in block and "coin flip" in block
+    assert out.split("\n\n", 1)[1].startswith("One-run audit: epsilon >= ")  # the figures follow

@@ -19,7 +19,7 @@ from mipkit.cli import main
 from mipkit.data.io import Dataset
 from mipkit.metrics.slices import slice_summary
 from mipkit.report.results import SCHEMA_VERSION
-from mipkit.workflows.audit.run import AuditConfig, run_audit
+from mipkit.workflows.audit import AuditConfig, LabelledTable, audit
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "audit.md"
 FOREST = {"model": "sklearn.ensemble.RandomForestClassifier", "params": {"n_estimators": 6}}
@@ -95,10 +95,10 @@ def test_report_names_ids_and_shows_subgroups(cli_run, monkeypatch):
 
 def test_ids_follow_the_subsample(table, tmp_path):
     cfg = AuditConfig(
-        data=str(table), target="label", **FOREST, attacks=("loss",), n_models=4, n_jobs=1, n_boot=100,
-        dropna=True, id_column="pid", max_records=60, drop=("grp",),
+        **FOREST, attacks=("loss",), n_models=4, n_jobs=1, n_boot=100, dropna=True, max_records=60,
+        drop=("grp",),
     )  # fmt: skip
-    res = run_audit(cfg, tmp_path, write_report=False)
+    res = audit(LabelledTable(table, target="label", id_column="pid"), cfg, run_dir=tmp_path, report=False)
     df = pd.read_csv(table)
     assert len(res.scores) == 60
     assert (df.iloc[res.scores["row"]]["pid"].to_numpy() == res.scores["pid"].to_numpy()).all()
@@ -107,10 +107,9 @@ def test_ids_follow_the_subsample(table, tmp_path):
 
 def test_without_id_column_rows_name_the_original_file_rows(table, tmp_path):
     cfg = AuditConfig(
-        data=str(table), target="label", **FOREST, attacks=("loss",), n_models=4, n_jobs=1, n_boot=100,
-        dropna=True, drop=("pid", "grp"),
+        **FOREST, attacks=("loss",), n_models=4, n_jobs=1, n_boot=100, dropna=True, drop=("pid", "grp"),
     )  # fmt: skip
-    res = run_audit(cfg, tmp_path, write_report=False)
+    res = audit(LabelledTable(table, target="label"), cfg, run_dir=tmp_path, report=False)
     assert "pid" not in res.scores
     df = pd.read_csv(table)
     assert (
@@ -140,13 +139,12 @@ def test_bad_id_column_gives_one_line_and_exit_2(case, expect, tmp_path, capsys)
 def test_id_column_is_not_a_feature(tmp_path):
     df = _table().drop(columns=["grp"])
     df["pid"] = np.arange(len(df)) * 3 + 11  # numeric ids: would be a feature if not left out
-    common = {**FOREST, "target": "label", "attacks": ("loss",), "n_models": 4, "n_jobs": 1, "n_boot": 100}
+    common = {**FOREST, "attacks": ("loss",), "n_models": 4, "n_jobs": 1, "n_boot": 100}
     common["dropna"] = True
-    with_id = run_audit(
-        AuditConfig(id_column="pid", **common), tmp_path / "a", dataset=df, write_report=False
-    )
-    dropped = run_audit(AuditConfig(drop=("pid",), **common), tmp_path / "b", dataset=df, write_report=False)
-    plain = run_audit(AuditConfig(**common), tmp_path / "c", dataset=df, write_report=False)
+    records, with_ids = LabelledTable(df, target="label"), LabelledTable(df, target="label", id_column="pid")
+    with_id = audit(with_ids, AuditConfig(**common), run_dir=tmp_path / "a", report=False)
+    dropped = audit(records, AuditConfig(drop=("pid",), **common), run_dir=tmp_path / "b", report=False)
+    plain = audit(records, AuditConfig(**common), run_dir=tmp_path / "c", report=False)
     assert with_id.setup["n_features"] == dropped.setup["n_features"] == plain.setup["n_features"] - 1 == 4
     assert with_id.provenance["data_sha256"] == dropped.provenance["data_sha256"]
     assert with_id.run_key == dropped.run_key and with_id.eta == dropped.eta
@@ -158,10 +156,10 @@ def test_id_or_slice_columns_need_a_table(tmp_path):
     ds = Dataset(X=X, y=y, feature_names=["a", "b", "c"], classes=np.array([0, 1]))
     base = {**FOREST, "attacks": ("loss",), "n_models": 4, "n_jobs": 1, "n_boot": 100}
     with pytest.raises(MipkitValueError, match="arrays without columns"):
-        run_audit(AuditConfig(id_column="pid", **base), tmp_path, dataset=ds)
+        audit(LabelledTable(ds, id_column="pid"), AuditConfig(**base), run_dir=tmp_path)
     with pytest.raises(MipkitValueError, match="arrays without columns"):
-        run_audit(AuditConfig(slice_by=("sex",), **base), tmp_path, dataset=ds)
-    res = run_audit(AuditConfig(slice_by=("label",), **base), tmp_path, dataset=ds, write_report=False)
+        audit(ds, AuditConfig(slice_by=("sex",), **base), run_dir=tmp_path)
+    res = audit(ds, AuditConfig(slice_by=("label",), **base), run_dir=tmp_path, report=False)
     assert res.scores["row"].tolist() == list(range(60))
     assert list(res.slices.columns) == ["label"]  # the true class, always sliced
     frame = res.slices_frame()

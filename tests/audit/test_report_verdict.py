@@ -10,7 +10,7 @@ from sklearn.datasets import make_classification
 from mipkit.data.io import Dataset
 from mipkit.report.audit_report import plain_summary, roc_figure, top_records
 from mipkit.report.audit_verdict_report import certificate_sentences, verdict_section
-from mipkit.workflows.audit.run import AuditConfig, run_audit
+from mipkit.workflows.audit import AuditConfig, audit
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +32,7 @@ def runs(tmp_path_factory):
         "labels": {"include_labels": True, "scale": True, "fail_above": 0.4},
     }.items():
         folder = tmp_path_factory.mktemp(name)
-        out[name] = (folder, run_audit(AuditConfig(**base, **extra), folder, dataset=ds))
+        out[name] = (folder, audit(ds, AuditConfig(**base, **extra), run_dir=folder))
     return out
 
 
@@ -90,8 +90,8 @@ def test_unscaled_models_that_do_not_learn_are_flagged():
     import tempfile
 
     with tempfile.TemporaryDirectory() as a, tempfile.TemporaryDirectory() as b:
-        raw = run_audit(AuditConfig(**cfg), a, dataset=ds, write_report=False)
-        scaled = run_audit(AuditConfig(**cfg, scale=True), b, dataset=ds, write_report=False)
+        raw = audit(ds, AuditConfig(**cfg), run_dir=a, report=False)
+        scaled = audit(ds, AuditConfig(**cfg, scale=True), run_dir=b, report=False)
     u, s = raw.utility, scaled.utility
     assert not u["learns"] and "did not learn" in u["warning"]
     assert any(line.startswith("WARNING") for line in plain_summary(raw.to_dict()))

@@ -131,19 +131,18 @@ def test_members_and_non_members_that_overlap_are_refused():
         FittedRelease(model, df.iloc[:30], pd.concat([df.iloc[25:30], df.iloc[30:]]))
 
 
-def test_run_audit_accepts_a_dataframe(tmp_path):
-    from mipkit.workflows.audit.run import AuditConfig, run_audit
+def test_audit_accepts_a_dataframe(tmp_path):
+    from mipkit.workflows.audit import AuditConfig, LabelledTable, audit
 
     df = _table(n=80, seed=4)
     config = AuditConfig(
         model="sklearn.linear_model.LogisticRegression",
-        target="target",
         n_models=4,
         n_jobs=1,
         n_boot=100,
         attacks=("loss",),
     )
-    result = run_audit(config, tmp_path / "run", dataset=df, write_report=False)
+    result = audit(LabelledTable(df, target="target"), config, run_dir=tmp_path / "run", report=False)
     assert result.setup["n_records"] == 80
     assert result.setup["n_features"] == 5
 

@@ -12,7 +12,7 @@ import pytest
 from mipkit.cli import main
 from mipkit.data.io import Dataset
 from mipkit.metrics.dp_lower_bounds import one_run_lower_bound
-from mipkit.workflows.audit_one_run.run import OneRunConfig, run_one_run_audit
+from mipkit.workflows.audit_one_run import AuditOneRunConfig, audit_one_run
 
 
 @pytest.fixture(scope="module")
@@ -33,8 +33,10 @@ def table(dataset, tmp_path_factory):
 
 
 def test_a_memorising_model_gives_a_large_bound(dataset, tmp_path):
-    cfg = OneRunConfig(model="sklearn.tree.DecisionTreeClassifier", canaries=100, k_plus=(0.2, 0.4), seed=1)
-    res = run_one_run_audit(cfg, tmp_path, dataset=dataset)
+    cfg = AuditOneRunConfig(
+        model="sklearn.tree.DecisionTreeClassifier", canaries=100, k_plus=(0.2, 0.4), seed=1
+    )
+    res = audit_one_run(dataset, cfg, run_dir=tmp_path)
     d = res.to_dict()
     assert d["certified_epsilon"] is None and d["verdict"] == "no certificate"
     assert d["canaries"] == 100 and 30 < d["canaries_included"] < 70
@@ -50,8 +52,8 @@ def test_dp_sgd_stays_below_its_add_remove_certificate(dataset):
     pytest.importorskip("torch", reason="torch is not installed (pip install mipkit[torch])")
     params = {"hidden_layer_sizes": [], "epochs": 2, "batch_size": 50, "noise_multiplier": 0.8,
               "neighbours": "add_remove", "learning_rate": 0.5}  # fmt: skip
-    cfg = OneRunConfig(params=params, canaries=200, seed=2)
-    res = run_one_run_audit(cfg, dataset=dataset)
+    cfg = AuditOneRunConfig(params=params, canaries=200, seed=2)
+    res = audit_one_run(dataset, cfg)
     d = res.to_dict()
     cert = d["certificate"]
     # the public size n_rest + m fixes q and T, whoever was included
@@ -66,9 +68,10 @@ def test_the_bound_is_the_metric_on_the_canary_scores(dataset):
     """The workflow's number is one_run_lower_bound on its own canaries' log-probabilities."""
     from sklearn.tree import DecisionTreeClassifier
 
-    cfg = OneRunConfig(model="sklearn.tree.DecisionTreeClassifier", params={"max_depth": 4}, canaries=100,
-                       k_plus=(0.1, 0.3), k_minus=(0, 0.2), seed=3, scale=False)  # fmt: skip
-    res = run_one_run_audit(cfg, dataset=dataset)
+    cfg = AuditOneRunConfig(model="sklearn.tree.DecisionTreeClassifier", params={"max_depth": 4},
+                            canaries=100, k_plus=(0.1, 0.3), k_minus=(0, 0.2), seed=3,
+                            scale=False)  # fmt: skip
+    res = audit_one_run(dataset, cfg)
     rng = np.random.default_rng(np.random.SeedSequence([3, 0x0E1]))
     rows = np.sort(rng.choice(600, size=100, replace=False))
     labels = (dataset.y[rows] + rng.integers(1, 2, size=100)) % 2

@@ -36,7 +36,10 @@ def sandbox(tmp_path_factory):
             (root / "prev" / "scores.parquet").read_bytes()[:999]
         )
         holder = subprocess.Popen(
-            [PYTHON, "-c", HOLDER, str(root / "busy")], stdout=subprocess.PIPE, text=True
+            [PYTHON, "-c", HOLDER, str(root / "busy")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
         )
         assert holder.stdout.readline().strip() == "locked"
         yield root
@@ -44,7 +47,8 @@ def sandbox(tmp_path_factory):
         os.chdir(here)
         if "holder" in locals():
             os.kill(holder.pid, signal.SIGKILL)
-            holder.wait(30)
+            holder.wait()
+            holder.stdin.close()
 
 
 @pytest.fixture(scope="session")

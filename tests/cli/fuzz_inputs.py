@@ -48,7 +48,7 @@ HEAVY = (
     "mipkit.workflows.audit_scores.attacks.run_score_attacks",  # audit-scores, audit-fitted: the attacks
     "mipkit.workflows.audit_synthetic.run.spawn_seeds",  # audit-synthetic: its first step after the checks
     "mipkit.mechanisms.mip_noise.MIPNoise.fit",  # protect
-    "mipkit.workflows.audit_noise.run.audit_noise",
+    "mipkit.workflows.audit_noise.run.fit_on_halves",  # audit-noise: its first fit, after the checks
     "mipkit.trainers.dpsgd.DPSGDClassifier._fit_stack",  # train-private, audit-one-run
     "mipkit.synthesize.peers.make_synthesizer",  # synthesize
     "mipkit.workflows.demo.run_demo",
@@ -73,11 +73,11 @@ def hash_tree(root: Path) -> dict[str, str]:
 
 HOLDER = textwrap.dedent(
     """
-    import sys, time
+    import sys
     from mipkit._runfolder import lock_run_folder
     lock_run_folder(sys.argv[1], command="mipkit audit --seed 7").acquire()
     print("locked", flush=True)
-    time.sleep(600)
+    sys.stdin.read()  # hold the lock until the test closes this pipe or ends, however long it runs
     """
 )
 

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 from engine_problem import N_MODELS, open_ledger, problem
 
 from mipkit.engine import run_fits
@@ -22,6 +23,7 @@ def _log_lines(path: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
+@pytest.mark.timeout(1800)  # a busy machine makes the runs slow, not wrong
 def test_sigkill_mid_run_then_resume(tmp_path):
     log = tmp_path / "fits.log"
     run_dir = tmp_path / "run"
@@ -35,14 +37,12 @@ def test_sigkill_mid_run_then_resume(tmp_path):
         stderr=subprocess.PIPE,
     )
     try:
-        deadline = time.monotonic() + 180
-        while len(ledger_probe.done()) < 2:
+        while len(ledger_probe.done()) < 2:  # however long the machine takes; a run that ends fails here
             assert proc.poll() is None, proc.stderr.read().decode()
-            assert time.monotonic() < deadline, "the run never committed two fits"
             time.sleep(0.05)
     finally:
         os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
+        proc.wait()
         proc.stderr.close()
     time.sleep(0.5)
     assert proc.returncode == -signal.SIGKILL

@@ -54,7 +54,7 @@ def test_gaussian_inverse(eta):
 @settings(max_examples=50, deadline=None)
 @given(st.floats(1e-4, 0.499), st.floats(1e-3, 1e3))
 def test_calibrated_noise_is_the_closed_form_on_the_safe_side(eta, sens):
-    """The calls of mipkit.accounting.calibrate return the closed forms, checked on the exact curves."""
+    """The calls of mipkit.accounting.calibrate_noise return the closed forms, checked on the exact curves."""
     sigma = gaussian_sigma_for_eta(eta, sens)
     closed = sens / (2.0 * stats.norm.ppf(0.5 + eta))  # 2 Phi(mu/2) - 1 = 2 eta, mu = L / sigma
     assert sigma == pytest.approx(closed, rel=1e-11) and sigma >= closed

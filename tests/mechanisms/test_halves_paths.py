@@ -17,6 +17,7 @@ from mipkit._random import noise_generator, spawn_seeds
 from mipkit.game import independent_halves, random_half, random_halves
 from mipkit.mechanisms import MIPNoise, fit_on_halves, mip_release
 from mipkit.workflows.audit import run as audit_model
+from mipkit.workflows.audit_noise import AuditNoiseConfig
 from mipkit.workflows.audit_noise import run as audit_noise
 
 SEEDS = [0, 7, 2**31 - 2]
@@ -88,9 +89,10 @@ def test_noise_audit_game_pools_are_random_halves(seed, monkeypatch):
         return real_game(outputs, halves, noise, **kwargs)
 
     monkeypatch.setattr(audit_noise, "mip_game", spy)
-    result, _ = audit_noise.audit_noise_wrapper(
-        LinearRegression(), X, y, eta=0.1, n_reference=8, n_releases=5, n_targets=2, random_state=seed
+    config = AuditNoiseConfig(
+        model=LinearRegression(), eta=0.1, n_reference=8, n_releases=5, n_targets=2, seed=seed
     )
+    result = audit_noise.audit_noise((X, y), config).game
     seed_ref, seed_game, _, _ = spawn_seeds(seed, 4)
     np.testing.assert_array_equal(pools["reference"], random_halves(20, 8, random_state=seed_ref))
     np.testing.assert_array_equal(pools["game"], random_halves(20, 5, random_state=seed_game))

@@ -21,7 +21,7 @@ from mipkit.mechanisms import (
     mip_release,
 )
 from mipkit.mechanisms.noise_samplers import ExpNormNoise, GaussianNoise, Izzo2024Noise
-from mipkit.workflows.audit_noise.run import audit_noise_wrapper
+from mipkit.workflows.audit_noise import AuditNoiseConfig, audit_noise
 
 
 def small_regression(n=40, d=3, seed=0):
@@ -201,18 +201,19 @@ def test_optimal_attack_game_on_wrapped_logistic_regression(breast_cancer_unit_r
     X, y = breast_cancer_unit_rows
     est = LogisticRegression(C=1.0, fit_intercept=False, max_iter=500)
     eta = 0.1
-    result, cert = audit_noise_wrapper(
-        est,
-        X,
-        y,
+    config = AuditNoiseConfig(
+        model=est,
         eta=eta,
         calibration="mipkit-gaussian",
         n_reference=60,
         n_releases=40,
         n_targets=10,
-        random_state=0,
+        seed=0,
         n_jobs=1,
+        include_estimates=True,
     )
+    out = audit_noise((X, y), config)
+    result, cert = out.game, out.certificate
     d = result.to_dict()
     assert d["trials"] == 400 and cert.eta == eta
     lo, hi = result.accuracy_interval(0.95)

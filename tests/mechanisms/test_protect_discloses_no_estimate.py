@@ -5,8 +5,8 @@ With the default ``train_on="all"`` sigma is estimated from fits on halves of th
 ``sigma_1``, the noise scale and standard deviations (sigma times a constant) and the fits themselves. Each is
 searched for in the plain output, the ``--json`` output and the saved model file (as printed numbers and as
 the bytes of a float64, both byte orders). The certificate must state first that the guarantee is
-approximate because sigma was estimated from the private data; the values only with
-``--include-estimates``.
+approximate because sigma was estimated from the private data, and the plain paragraph puts that premise
+first; the values only with ``--include-estimates``.
 """
 
 from __future__ import annotations
@@ -73,7 +73,10 @@ def test_default_outputs_hold_no_estimate_and_say_the_premise_first(table, tmp_p
     path, df = table
     every, shown = _estimates(df)
     plain, blob, model = _run(path, tmp_path, capsys)
-    assert plain.lstrip().startswith("- Approximate, because sigma was estimated from the private data")
+    assert plain.lstrip().startswith("Released: a LogisticRegression model trained on 150 records")
+    premise = " ".join(plain.split()).split("Premise: ", 1)[1]
+    assert premise.startswith("sigma, the spread of the parameters that the noise is calibrated to, was")
+    assert "a heuristic, not a guarantee" in premise.split(";")[1]  # train_on="all": fits on training rows
     assert "withheld" in plain
     assert not _printed(shown, plain), "estimates printed"
     assert not _in_bytes(every, blob), "estimates or fits on halves in the saved model"
@@ -108,3 +111,38 @@ def test_a_priori_sigma_withholds_nothing(table, tmp_path, capsys):
     cert = json.loads(text)
     assert cert["exact"] and cert["estimates_withheld"] is False and cert["sigma"] == [0.5] * 6
     assert not hasattr(model, "train_indices_")  # the secret half is not published
+
+
+def _noise_audit(path, capsys, *extra):
+    argv = [
+        "audit-noise", "--data", str(path), "--target", "label",
+        "--model", "sklearn.linear_model.LogisticRegression", "--eta", "0.2", "--n-reference", str(FITS),
+        "--n-releases", "5", "--n-targets", "2", "--seed", str(SEED), "--json", *extra,
+    ]  # fmt: skip
+    assert main(argv) == 0
+    return capsys.readouterr().out
+
+
+def test_audit_noise_json_holds_no_estimate_unless_asked(table, capsys):
+    """``audit-noise --seed SEED`` estimates sigma from fits on halves of the private table; the same seed
+    reproduces every estimate (the library's verb, asked to keep them). The default JSON holds none of
+    them; ``--include-estimates`` prints them."""
+    from mipkit.workflows.audit_noise import AuditNoiseConfig, audit_noise
+
+    path, df = table
+    config = AuditNoiseConfig(
+        eta=0.2, n_reference=FITS, n_releases=5, n_targets=2, seed=SEED, include_estimates=True
+    )
+    c = audit_noise((df[list("abcde")].to_numpy(), df["label"].to_numpy()), config).certificate
+    assert c.estimated and not c.exact
+    shown = np.r_[c.sigma, c.noise_std, [c.sigma_1, c.noise_scale, c.noise_std_rms]]
+
+    text = _noise_audit(path, capsys)
+    cert = json.loads(text)["certificate"]
+    assert cert["estimates_withheld"] is True and cert["sigma"] is None and cert["noise_std"] is None
+    assert cert["noise_law"]["scale"] is None
+    assert not _printed(shown, text), "estimates printed"
+
+    asked = json.loads(_noise_audit(path, capsys, "--include-estimates"))["certificate"]
+    assert asked["estimates_withheld"] is False
+    np.testing.assert_allclose(asked["sigma"], c.sigma)

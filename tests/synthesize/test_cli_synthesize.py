@@ -184,7 +184,7 @@ def test_killed_run_resumes_from_its_checkpoint(table, domain, tmp_path, capsys)
     continues from it, says so, removes it, and writes what an uninterrupted run writes."""
     pytest.importorskip("torch")
     from mipkit.data.io import read_table
-    from mipkit.workflows.synthesize.run import synthesize
+    from mipkit.workflows.synthesize import PrivateTable, SynthesizeConfig, synthesize
 
     params = {"n_generator": 6, "n_critic": 2, "critic_hidden": [8], "sample_rate": 0.3}
     params["checkpoint_every"] = 2
@@ -203,8 +203,14 @@ def test_killed_run_resumes_from_its_checkpoint(table, domain, tmp_path, capsys)
 
     out = tmp_path / "resumed"
     with pytest.raises(Killed):  # what a kill of `mipkit synthesize` at iteration 5 leaves behind
-        synthesize(read_table(table), method="dpwgan-gp", epsilon=2.0, rows=30, random_state=1, noise_seed=2,
-                   domain=DOMAIN, progress=kill, checkpoint=out / "checkpoint", **params)  # fmt: skip
+        synthesize(
+            PrivateTable(read_table(table), DOMAIN),
+            SynthesizeConfig(
+                method="dpwgan-gp", epsilon=2.0, rows=30, random_state=1, noise_seed=2, params=params
+            ),
+            progress=kill,
+            checkpoint=out / "checkpoint",
+        )
     assert (out / "checkpoint").is_file() and not (out / "synthetic.csv").exists()
     assert main(argv(out)) == 0
     resumed = json.loads(capsys.readouterr().out)

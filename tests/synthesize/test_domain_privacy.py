@@ -73,7 +73,7 @@ def test_estimated_range_is_grid_points_not_the_records_extremes():
 def test_no_rare_category_or_extreme_without_a_public_domain(method):
     """The attack: MST with a domain read from the data put 15 of 19 singleton levels into synthetic.csv.
     Without a public domain the domain is estimated privately, and the certificate composes its share."""
-    from mipkit.workflows.synthesize.run import synthesize
+    from mipkit.workflows.synthesize import SynthesizeConfig, synthesize
 
     if method == "dpwgan-gp":
         pytest.importorskip("torch")
@@ -81,7 +81,9 @@ def test_no_rare_category_or_extreme_without_a_public_domain(method):
     else:
         pytest.importorskip("mbi", reason="the synth extra (mbi) is not installed")
         opts = {"iters": 50} if method == "mst" else {"iters": 50, "round_iters": 20, "max_rounds": 3}
-    res = synthesize(_leaky_table(), method=method, epsilon=1.0, rows=3000, random_state=0, **opts)
+    res = synthesize(
+        _leaky_table(), SynthesizeConfig(method=method, epsilon=1.0, rows=3000, random_state=0, params=opts)
+    )
     _assert_nothing_copied(res.synthetic)
     cert = res.certificate
     assert cert.details["domain"]["source"] == "dp-estimated" and cert.details["domain"]["epsilon"] == 0.1
@@ -239,7 +241,7 @@ def test_types_come_back():
 def test_integer_and_bool_columns_keep_their_types():
     """MST wrote an integer column as "49.0" and a bool column as text."""
     pytest.importorskip("mbi", reason="the synth extra (mbi) is not installed")
-    from mipkit.workflows.synthesize.run import synthesize
+    from mipkit.workflows.synthesize import PrivateTable, SynthesizeConfig, synthesize
 
     rng = np.random.default_rng(4)
     df = pd.DataFrame(
@@ -251,6 +253,9 @@ def test_integer_and_bool_columns_keep_their_types():
         "flag": {"type": "categorical", "categories": [True, False]},
         "m": {"type": "numeric", "min": 0, "max": 4, "integer": True, "missing": True},
     }
-    syn = synthesize(df, method="mst", epsilon=5.0, domain=dom, iters=50, random_state=0).synthetic
+    syn = synthesize(
+        PrivateTable(df, dom),
+        SynthesizeConfig(method="mst", epsilon=5.0, random_state=0, params={"iters": 50}),
+    ).synthetic
     assert syn["n"].dtype == df["n"].dtype and syn["flag"].dtype == bool and str(syn["m"].dtype) == "Int64"
     assert syn["m"].isna().any() and not any(".0" in line for line in syn.to_csv(index=False).splitlines())

@@ -18,7 +18,7 @@ import pytest
 from mipkit._random import OS_ENTROPY, SEEDED
 from mipkit.cli import main
 from mipkit.synthesize.certificate import SEEDED_NOTE
-from mipkit.workflows.synthesize.run import synthesize
+from mipkit.workflows.synthesize import PrivateTable, SynthesizeConfig, synthesize
 
 FAST = {
     "dpwgan-gp": {"n_generator": 3, "n_critic": 2, "critic_hidden": (8,), "sample_rate": 0.3},
@@ -50,7 +50,8 @@ DOMAIN = {
 
 def _run(method: str, **kw):
     return synthesize(
-        _table(), method=method, epsilon=3.0, rows=60, random_state=0, domain=DOMAIN, **FAST[method], **kw
+        PrivateTable(_table(), DOMAIN),
+        SynthesizeConfig(method=method, epsilon=3.0, rows=60, random_state=0, params=FAST[method], **kw),
     )
 
 
@@ -59,7 +60,7 @@ def test_the_seed_does_not_replay_a_synthesizer_and_a_noise_seed_does(method):
     _needs(method)
     a, b = _run(method), _run(method)
     assert not a.synthetic.equals(b.synthetic)  # the same seed, different noise
-    assert a.certificate.noise_source == OS_ENTROPY and a.summary()["noise_source"] == "os-entropy"
+    assert a.certificate.noise_source == OS_ENTROPY and a.to_dict()["noise_source"] == "os-entropy"
     assert SEEDED_NOTE not in a.certificate.notes
     c, d = _run(method, noise_seed=7), _run(method, noise_seed=7)
     pd.testing.assert_frame_equal(c.synthetic, d.synthetic)

@@ -30,7 +30,7 @@ from mipkit.metrics.inference import (
     precision_improvement,
 )
 from mipkit.stats import Proportion, wilson
-from mipkit.workflows.audit_synthetic.run import attribute_inference
+from mipkit.workflows.audit_synthetic.measure import attribute_inference
 
 
 def test_precision_improvement_paper_examples():

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from mipkit.cli import main
-from mipkit.workflows.audit_synthetic.run import audit_synthetic
+from mipkit.workflows.audit_synthetic import AuditSyntheticConfig, SyntheticRelease, audit_synthetic
 
 
 @pytest.fixture()
@@ -64,13 +64,21 @@ def test_off_by_default_and_frame_rows(trio, make_small_mixed_table):
     _table = make_small_mixed_table
     rng = np.random.default_rng(2)
     orig, syn, ctl = _table(150, rng), _table(150, rng), _table(150, rng)
-    plain = audit_synthetic(orig, syn, control=ctl, checks=("inference",), random_state=0)
+    plain = audit_synthetic(
+        SyntheticRelease(orig, syn, control=ctl), AuditSyntheticConfig(checks=("inference",), random_state=0)
+    )
     assert "singling_out" not in plain.to_dict() and "linkability" not in plain.to_dict()
     assert set(plain.to_frame()["section"]) <= {"nnaa", "dcr", "inference"}
     both = audit_synthetic(
-        orig, syn, control=ctl, checks=("inference",), random_state=0, singling_out=20,
-        linkability=(["age"], ["sex", "city"]), n_attacks=50,
-    )  # fmt: skip
+        SyntheticRelease(orig, syn, control=ctl),
+        AuditSyntheticConfig(
+            checks=("inference",),
+            random_state=0,
+            singling_out=20,
+            linkability=(["age"], ["sex", "city"]),
+            n_attacks=50,
+        ),
+    )
     frame = both.to_frame()
     so = frame[frame["section"] == "singling_out"]
     assert set(so["attack"]) == {"univariate", "multivariate"}

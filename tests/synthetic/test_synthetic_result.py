@@ -1,4 +1,4 @@
-"""SyntheticAuditResult: to_dict is results.json, to_frame / repr / _repr_html_ show the same numbers."""
+"""AuditSyntheticResult: to_dict is results.json, to_frame / repr / _repr_html_ show the same numbers."""
 
 from __future__ import annotations
 
@@ -11,7 +11,12 @@ import pytest
 
 from mipkit.report.results import read_results
 from mipkit.stats import wilson
-from mipkit.workflows.audit_synthetic.run import SyntheticAuditResult, audit_synthetic
+from mipkit.workflows.audit_synthetic import (
+    AuditSyntheticConfig,
+    AuditSyntheticResult,
+    SyntheticRelease,
+    audit_synthetic,
+)
 
 
 def _table(n, rng):
@@ -36,7 +41,8 @@ def tables():
 def result(tables):
     orig, syn, ctl = tables
     return audit_synthetic(
-        orig, syn, control=ctl, secrets=["sex", "age"], n_attacks=40, n_bootstrap=50, random_state=2, n_jobs=1
+        SyntheticRelease(orig, syn, control=ctl),
+        AuditSyntheticConfig(secrets=["sex", "age"], n_attacks=40, n_bootstrap=50, random_state=2, n_jobs=1),
     )
 
 
@@ -125,7 +131,7 @@ def test_to_frame_rows_match_independent_numbers(result):
 def test_repr_and_html_show_the_numbers(result):
     text = repr(result)
     assert text.startswith(
-        "SyntheticAuditResult(160 original and 160 synthetic records, non-members: control (90)"
+        "AuditSyntheticResult(160 original and 160 synthetic records, non-members: control (90)"
     )
     assert f"{result.nnaa.value:.3f}" in text and f"{result.dcr_attack.auc:.3f}" in text
     for secret in ("sex", "age"):
@@ -138,8 +144,8 @@ def test_repr_and_html_show_the_numbers(result):
 
 def test_without_nonmembers(tables):
     orig, syn, _ = tables
-    res = audit_synthetic(orig, syn, random_state=0, n_jobs=1)
-    assert isinstance(res, SyntheticAuditResult)
+    res = audit_synthetic(SyntheticRelease(orig, syn), AuditSyntheticConfig(random_state=0, n_jobs=1))
+    assert isinstance(res, AuditSyntheticResult)
     assert res.nnaa is None and res.dcr_attack is None and res.inference == {}
     d = res.to_dict()
     assert d["nnaa"]["privacy_loss"] is None and d["dcr"]["auc"] is None

@@ -62,15 +62,13 @@ def test_torch_mlp_fit_reports_each_step(data):
 
 def test_train_private_passes_the_bar_to_the_fit(data):
     from mipkit.data import Dataset
-    from mipkit.workflows.train_private.run import TrainPrivateConfig, train_private
+    from mipkit.workflows.train_private import TrainPrivateConfig, train_private
 
     X, y = data
-    cfg = TrainPrivateConfig(
-        data="", target="y", noise_multiplier=1.0, epochs=2, batch_size=12, hidden=(), noise_seed=3
-    )
+    cfg = TrainPrivateConfig(noise_multiplier=1.0, epochs=2, batch_size=12, hidden=(), noise_seed=3)
     bar = FakeBar()
     ds = Dataset(X=X, y=y, feature_names=["a", "b", "c"], classes=np.array([0, 1]))
-    result = train_private(cfg, dataset=ds, progress=bar)
+    result = train_private(ds, cfg, progress=bar)
     steps = result.to_dict()["steps"]
     _rising_to_total(bar.calls, steps)
     assert steps == 2 * math.ceil(result.to_dict()["n_train"] / 12)

@@ -108,7 +108,7 @@ def leaky():
     """An unregularised random forest (min_samples_leaf 1, full depth) memorises its training half."""
     import tempfile
 
-    from mipkit.workflows.audit.run import run_audit
+    from mipkit.workflows.audit import audit
 
     X, y = make_classification(200, 8, n_informative=4, flip_y=0.1, random_state=0)
     ds = Dataset(X=X, y=y, feature_names=tuple(f"x{i}" for i in range(8)), classes=np.array([0, 1]))
@@ -122,7 +122,7 @@ def leaky():
         fail_above=0.02,
     )
     with tempfile.TemporaryDirectory() as out:
-        return run_audit(cfg, out, dataset=ds, write_report=False)
+        return audit(ds, cfg, run_dir=out, report=False)
 
 
 def test_power_on_a_memorising_forest(leaky):

@@ -11,12 +11,8 @@ from sklearn.dummy import DummyRegressor
 from mipkit.game.mip_game import mip_game
 from mipkit.mechanisms.noise_samplers import ExpNormNoise
 from mipkit.stats import clopper_pearson
-from mipkit.workflows.audit_noise.run import (
-    _play_sequential,
-    audit_noise,
-    audit_noise_wrapper,
-    noise_intervals,
-)
+from mipkit.workflows.audit_noise import AuditNoiseConfig, audit_noise
+from mipkit.workflows.audit_noise.intervals import noise_intervals, replay_guesses
 
 
 def test_replayed_rounds_match_mip_game():
@@ -34,7 +30,7 @@ def test_replayed_rounds_match_mip_game():
         outputs, halves, noise, attack=membership_posterior, targets=targets, n_releases=40,
         reference=(ref_o, ref_h), random_state=5, draw="sequential", batch_size=16,
     )  # fmt: skip
-    correct = _play_sequential(
+    correct = replay_guesses(
         outputs, halves, noise, targets=targets, n_releases=40, reference=(ref_o, ref_h),
         rng=np.random.default_rng(5), batch_size=16,
     )  # fmt: skip
@@ -71,36 +67,38 @@ def test_eta_zero_release_false_alarms():
     y = X[:, 0]
     alarms = 0
     for seed in range(N_NULL):
-        result, cert, iv = audit_noise(
-            DummyRegressor(strategy="constant", constant=0.0),
-            X,
-            y,
+        config = AuditNoiseConfig(
+            model=DummyRegressor(strategy="constant", constant=0.0),
             eta=0.1,
             sigma=1.0,
             attributes=("constant_",),
             n_reference=20,
             n_releases=40,
             n_targets=4,
-            random_state=seed,
+            seed=seed,
             n_boot=300,
         )
-        assert iv["accuracy"] == pytest.approx(result.accuracy)
+        out = audit_noise((X, y), config)
+        iv = out.intervals
+        assert iv["accuracy"] == pytest.approx(out.game.accuracy)
         alarms += iv["accuracy_ci"][0] > 0.5
         assert iv["verdict"] == "within the bound" and iv["bound"] == pytest.approx(0.6)
     assert alarms <= 2, alarms
 
 
-def test_wrapper_keeps_its_numbers():
+def test_the_bootstrap_size_leaves_the_game_as_it_is():
     X = np.random.default_rng(1).normal(size=(24, 2))
     y = X @ np.array([1.0, -1.0]) + np.random.default_rng(2).normal(size=24)
     from sklearn.linear_model import LinearRegression
 
-    kw = {"eta": 0.2, "n_reference": 10, "n_releases": 20, "n_targets": 3, "random_state": 4}
-    r1, c1 = audit_noise_wrapper(LinearRegression(), X, y, **kw)
-    r2, c2, iv = audit_noise(LinearRegression(), X, y, **kw, n_boot=200)
-    assert r1.correct == r2.correct and r1.targets == r2.targets
-    lo, hi = iv["accuracy_ci"]
-    assert lo <= r2.accuracy <= hi and iv["n_boot"] == 200
+    config = AuditNoiseConfig(
+        model=LinearRegression(), eta=0.2, n_reference=10, n_releases=20, n_targets=3, seed=4
+    )
+    r1 = audit_noise((X, y), config)
+    r2 = audit_noise((X, y), config.replace(n_boot=200))
+    assert r1.game.correct == r2.game.correct and r1.game.targets == r2.game.targets
+    lo, hi = r2.intervals["accuracy_ci"]
+    assert lo <= r2.game.accuracy <= hi and r2.intervals["n_boot"] == 200
 
 
 def test_cli_audit_noise_reports_the_cluster_interval(tmp_path, capsys):

@@ -9,7 +9,7 @@ import pandas as pd
 
 from mipkit.metrics.nnaa import _record_bootstrap_intervals
 from mipkit.stats import clopper_pearson
-from mipkit.workflows.audit_synthetic.run import audit_synthetic
+from mipkit.workflows.audit_synthetic import AuditSyntheticConfig, SyntheticRelease, audit_synthetic
 
 
 def _population(n: int, rng: np.random.Generator) -> pd.DataFrame:
@@ -33,7 +33,10 @@ def _audit(n: int, seed: int, copies: float) -> dict:
     syn = pd.concat(
         [train.iloc[rng.choice(n, k, replace=False)], _population(2 * n - k, rng)], ignore_index=True
     )
-    res = audit_synthetic(train, syn, holdout=holdout, fail_above=0.0, random_state=seed, n_jobs=1)
+    res = audit_synthetic(
+        SyntheticRelease(train, syn, holdout=holdout),
+        AuditSyntheticConfig(fail_above=0.0, random_state=seed, n_jobs=1),
+    )
     boot = _record_bootstrap_intervals(res.nnaa.train, res.nnaa.test, 0.95, 300, np.random.default_rng(seed))
     return {
         "verdict": res.verdict["status"],

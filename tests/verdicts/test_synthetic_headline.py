@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from mipkit.metrics.copies import copy_rates, excess_interval
-from mipkit.workflows.audit_synthetic.run import audit_synthetic
+from mipkit.workflows.audit_synthetic import AuditSyntheticConfig, SyntheticRelease, audit_synthetic
 
 
 def _population(n: int, rng: np.random.Generator) -> pd.DataFrame:
@@ -36,8 +36,10 @@ def test_thirty_percent_copies_are_a_finding_and_the_summary_says_so():
     """The DCR attack finds 30% verbatim copies; the NNAA privacy loss alone leaves it inconclusive at this
     size, the family does not."""
     train, holdout, syn = _tables(300, 0.3)
-    res = audit_synthetic(train, syn, holdout=holdout, secrets=["marital"], fail_above=0.05, random_state=0,
-                          n_jobs=1)  # fmt: skip
+    res = audit_synthetic(
+        SyntheticRelease(train, syn, holdout=holdout),
+        AuditSyntheticConfig(secrets=["marital"], fail_above=0.05, random_state=0, n_jobs=1),
+    )
     v = res.verdict
     assert v["status"] == "finding" and res.exit_code == 1 and v["metric"] == "headline"
     found = {m["name"] for m in v["members"] if m["status"] == "finding"}
@@ -49,8 +51,10 @@ def test_thirty_percent_copies_are_a_finding_and_the_summary_says_so():
     assert "no measurable sign that the synthetic data copies" not in text
     assert "the synthetic data copies about 30.0% of its training records" in text
     # the NNAA privacy loss alone does not decide it: a policy on it alone would have exited 0
-    alone = audit_synthetic(train, syn, holdout=holdout, fail_above=0.05, fail_metric="privacy_loss",
-                            random_state=0, n_jobs=1)  # fmt: skip
+    alone = audit_synthetic(
+        SyntheticRelease(train, syn, holdout=holdout),
+        AuditSyntheticConfig(fail_above=0.05, fail_metric="privacy_loss", random_state=0, n_jobs=1),
+    )
     assert alone.verdict["status"] != "finding"
 
 
@@ -59,7 +63,10 @@ def test_identical_table_without_holdout_is_a_finding():
     and attribute inference are judged, and both exceed the policy."""
     rng = np.random.default_rng(1)
     t = _population(300, rng)
-    res = audit_synthetic(t, t.copy(), secrets=["marital"], fail_above=0.1, random_state=0, n_jobs=1)
+    res = audit_synthetic(
+        SyntheticRelease(t, t.copy()),
+        AuditSyntheticConfig(secrets=["marital"], fail_above=0.1, random_state=0, n_jobs=1),
+    )
     v = res.verdict
     assert v["status"] == "finding"
     names = {m["name"]: m for m in v["members"]}
@@ -75,12 +82,17 @@ def test_no_holdout_never_passes():
     """Fresh synthetic data, a lenient policy, no holdout: NNAA and near copies cannot be judged, so the
     verdict is inconclusive (with a holdout, the same policy passes)."""
     train, holdout, syn = _tables(300, 0.0, seed=2)
-    res = audit_synthetic(train, syn, fail_above=0.6, random_state=0, n_jobs=1)
+    res = audit_synthetic(
+        SyntheticRelease(train, syn), AuditSyntheticConfig(fail_above=0.6, random_state=0, n_jobs=1)
+    )
     assert (
         res.verdict["status"] == "inconclusive" and "not every test could be judged" in res.verdict["reason"]
     )
     assert all(m["status"] == "pass" for m in res.verdict["members"])
-    full = audit_synthetic(train, syn, holdout=holdout, fail_above=0.6, random_state=0, n_jobs=1)
+    full = audit_synthetic(
+        SyntheticRelease(train, syn, holdout=holdout),
+        AuditSyntheticConfig(fail_above=0.6, random_state=0, n_jobs=1),
+    )
     assert full.verdict["status"] == "pass" and not full.verdict["not_judged"]
 
 

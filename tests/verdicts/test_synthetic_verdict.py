@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from mipkit.report.results import read_results
-from mipkit.workflows.audit_synthetic.run import audit_synthetic, table_fingerprint
+from mipkit.workflows.audit_synthetic import AuditSyntheticConfig, SyntheticRelease, audit_synthetic
+from mipkit.workflows.audit_synthetic.inputs import table_fingerprint
 from mipkit.workflows.audit_synthetic.verdict import synthetic_checks, synthetic_verdict
 
 
@@ -109,15 +110,10 @@ def test_audit_writes_verdict_date_fingerprints_and_no_real_values(tmp_path):
     orig, hold = _table(200, rng), _table(200, rng)
     syn = pd.concat([orig.iloc[:150], _table(250, rng)], ignore_index=True)  # 150 copies
     res = audit_synthetic(
-        orig,
-        syn,
-        holdout=hold,
-        secrets=["sex"],
-        n_attacks=60,
-        fail_above=0.6,
-        fail_metric="dcr_auc",
-        random_state=0,
-        n_jobs=1,
+        SyntheticRelease(orig, syn, holdout=hold),
+        AuditSyntheticConfig(
+            secrets=["sex"], n_attacks=60, fail_above=0.6, fail_metric="dcr_auc", random_state=0, n_jobs=1
+        ),
     )
     assert res.verdict["status"] == "finding" and res.exit_code == 1
     assert res.verdict["interval"][0] > 0.6 and res.verdict["metric"] == "dcr_auc"
@@ -143,7 +139,10 @@ def test_audit_writes_verdict_date_fingerprints_and_no_real_values(tmp_path):
     page = (run / "report.html").read_text()
     assert "FINDING" in page and fp["original"] in page and saved["created"] in page
     # asked for: the data summary is there
-    res2 = audit_synthetic(orig, syn, holdout=hold, include_data_summary=True, random_state=0, n_jobs=1)
+    res2 = audit_synthetic(
+        SyntheticRelease(orig, syn, holdout=hold),
+        AuditSyntheticConfig(include_data_summary=True, random_state=0, n_jobs=1),
+    )
     cols2 = res2.to_dict()["inputs"]["columns"]
     assert cols2["numeric_min"] == [float(orig["age"].min()), float(orig["hours"].min())]
     assert res2.verdict["status"] == "no policy" and res2.exit_code == 0
@@ -152,7 +151,10 @@ def test_audit_writes_verdict_date_fingerprints_and_no_real_values(tmp_path):
 def test_pass_on_fresh_data_with_a_lenient_policy():
     rng = np.random.default_rng(1)
     orig, hold, syn = _table(400, rng), _table(400, rng), _table(800, rng)
-    res = audit_synthetic(orig, syn, holdout=hold, fail_above=0.25, random_state=0, n_jobs=1)
+    res = audit_synthetic(
+        SyntheticRelease(orig, syn, holdout=hold),
+        AuditSyntheticConfig(fail_above=0.25, random_state=0, n_jobs=1),
+    )
     assert res.verdict["status"] == "pass" and res.exit_code == 0
     lo, hi = res.verdict["interval"]
     assert hi <= 0.25 and lo < res.verdict["value"] < hi

@@ -7,9 +7,9 @@ A mechanism is a record (:mod:`mipkit.accounting.mechanisms`: ``PureDP``, ``Appr
 neighbouring relation; :func:`tradeoff_curve` turns any record into a :class:`TradeoffCurve` (two-sided
 for PLDs); :mod:`mipkit.accounting.risk` and :func:`risk_profile` turn any curve into MIP eta (on the
 replace-one curve), attack advantage, TPR at low FPR, success over a baseline and precision at a base rate;
-:func:`calibrate` finds the least noise (or any parameter) of a family of records that meets a risk target
-(:mod:`mipkit.accounting.targets`); :class:`DPSGDAccountant` accounts a training step by step. Formulas:
-docs/theory.md sections 1, 3 and 4.
+:func:`calibrate_noise` finds the least noise (or any parameter) of a family of records that meets a risk
+target (:mod:`mipkit.accounting.targets`); :class:`DPSGDAccountant` accounts a training step by step.
+Formulas: docs/theory.md sections 1, 3 and 4.
 
 >>> from mipkit.accounting import PureDP, eta_from_curve, tradeoff_curve
 >>> round(eta_from_curve(tradeoff_curve(PureDP(epsilon=1.0, neighbours="replace_one"))), 4)
@@ -42,7 +42,7 @@ _MODULES: dict[str, str] = {
     "heterogeneous": "group_steps heterogeneous_curve heterogeneous_pld",
     "targets": "TARGETS AdvantageTarget EpsilonTarget EtaTarget PrecisionTarget RiskTarget SuccessTarget "
     "TprAtFprTarget target_from_dict",
-    "calibration": "Calibration MechanismFamily calibrate dpsgd_family gaussian_family laplace_family "
+    "calibration": "Calibration MechanismFamily calibrate_noise dpsgd_family gaussian_family laplace_family "
     "parameter_family",
     "accountant": "DPSGDAccountant",
     "search": "MonotoneRisk bracketed_search raise_until_safe",

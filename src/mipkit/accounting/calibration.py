@@ -1,6 +1,6 @@
 """Calibrate noise to an operational risk target instead of to an epsilon (docs/theory.md section 3).
 
-One routine, in the shape of dp_accounting's ``calibrate_dp_mechanism``: :func:`calibrate` takes a
+One routine, in the shape of dp_accounting's ``calibrate_dp_mechanism``: :func:`calibrate_noise` takes a
 *family* (a function from a parameter to a mechanism record, e.g. ``lambda z: SubsampledGaussian(z, q, T)``;
 :mod:`mipkit.accounting.families`) and a *target* (:mod:`mipkit.accounting.targets`), and returns the
 smallest noise (or, for a budget such as epsilon or the number of steps, the largest value) whose certified
@@ -44,7 +44,7 @@ from mipkit.accounting.targets import EpsilonTarget, RiskTarget
 __all__ = [
     "Calibration",
     "MechanismFamily",
-    "calibrate",
+    "calibrate_noise",
     "dpsgd_family",
     "gaussian_family",
     "laplace_family",
@@ -149,7 +149,81 @@ def _refuse_trivial(family: MechanismFamily, target: RiskTarget) -> None:
             )
 
 
-def calibrate(
+def _checked_family(family: Any, target: Any, owner: str) -> MechanismFamily:
+    """``family`` as a :class:`MechanismFamily` (a bare function gets its defaults), after checking it and
+    ``target``."""
+    fam = family if isinstance(family, MechanismFamily) else MechanismFamily(build=family)
+    if not callable(fam.build):
+        raise MipkitValueError(f"The 'family' parameter of {owner} must be callable. Got {family!r} instead.")
+    if not isinstance(target, RiskTarget):
+        raise MipkitValueError(
+            f"The 'target' parameter of {owner} must be a risk target (EtaTarget, TprAtFprTarget, ...). "
+            f"Got {type(target).__name__} instead."
+        )
+    return fam
+
+
+def _first_guess(fam: MechanismFamily, o: Oriented, target: RiskTarget) -> tuple[float, float]:
+    """``(start, guess)``: the family's first value and the oriented parameter the search starts from."""
+    start = float(fam.start(target)) if fam.start is not None else math.sqrt(fam.low * fam.high)
+    guess = min(max(1.0 / start if o.flip and start > 0 else (o.high if o.flip else start), o.low), o.high)
+    return start, guess
+
+
+def _search(
+    fam: MechanismFamily,
+    o: Oriented,
+    target: RiskTarget,
+    guess: float,
+    tol: float,
+    nu: float,
+    *,
+    exact_curve: bool,
+    grids: tuple[float | None, float | None],
+    max_points: int,
+    owner: str,
+) -> tuple[dict, float, float | None]:
+    """Run the search path that fits the family: ``(out, noise, tolerance)``, ``out`` the path's record
+    (:mod:`mipkit.accounting.calibration_paths`), ``tolerance`` the one ``noise`` is proved minimal to
+    (None off the adaptive PLD path)."""
+    if fam.integer:
+        out = integer(fam, target)
+        return out, out["x"], None
+    grid_given, fine_given = grids
+    if exact_curve:
+        out, nu_used = closed(fam, o, target, guess, tol), None
+    elif grid_given is not None:
+        grid = check_interval("value_discretization_interval", grid_given, 0.0, 1.0, owner=owner)
+        f = grid / _FINE_FACTOR if fine_given is None else fine_given
+        fine = check_interval("fine_discretization_interval", f, 0.0, grid, closed="right", owner=owner)
+        out, nu_used = fixed_grid(fam, o, target, guess, tol, grid, fine), None
+    else:
+        out, nu_used = adaptive(fam, o, target, guess, tol, nu, max_points), nu
+    return out, o.value(out["x"]), nu_used
+
+
+def _noise_lower(fam: MechanismFamily, o: Oriented, x_lower: Any) -> float | None:
+    """The bound the least safe value cannot pass, on the family's scale (None when not established)."""
+    if x_lower is None or (isinstance(x_lower, float) and math.isnan(x_lower)):
+        return None
+    return float(x_lower) if fam.integer else float(o.value(x_lower))
+
+
+def _converged(fam: MechanismFamily, out: dict, target: RiskTarget, tol: float) -> bool:
+    """Whether the search closed its bracket to ``tol`` (or proved minimality) on the safe side."""
+    lo = out["lo"]
+    return bool(
+        out["achieved"] <= target.value
+        and (
+            fam.integer
+            or (not math.isnan(lo) and out["x"] / lo - 1.0 <= max(tol, 1e-12) * 1.0001)
+            or out["minimal"]
+        )
+        and out["fine"] <= target.value
+    )
+
+
+def calibrate_noise(
     family: MechanismFamily | Callable[[float], Mechanism],
     target: RiskTarget,
     *,
@@ -191,73 +265,56 @@ def calibrate(
 
     Examples
     --------
-    >>> from mipkit.accounting import AdvantageTarget, calibrate, gaussian_family
-    >>> round(calibrate(gaussian_family(), AdvantageTarget(0.1)).noise, 4)
+    >>> from mipkit.accounting import AdvantageTarget, calibrate_noise, gaussian_family
+    >>> round(calibrate_noise(gaussian_family(), AdvantageTarget(0.1)).noise, 4)
     3.9789
     """
     from mipkit.accounting.pld_build import DEFAULT_MAX_POINTS
 
     clock = time.perf_counter()
-    owner = "calibrate"
-    fam = family if isinstance(family, MechanismFamily) else MechanismFamily(build=family)
-    if not callable(fam.build):
-        raise MipkitValueError(f"The 'family' parameter of {owner} must be callable. Got {family!r} instead.")
-    if not isinstance(target, RiskTarget):
-        raise MipkitValueError(
-            f"The 'target' parameter of {owner} must be a risk target (EtaTarget, TprAtFprTarget, ...). "
-            f"Got {type(target).__name__} instead."
-        )
+    owner = "calibrate_noise"
+    fam = _checked_family(family, target, owner)
     o = Oriented(fam)
-    start = float(fam.start(target)) if fam.start is not None else math.sqrt(fam.low * fam.high)
-    guess = min(max(1.0 / start if o.flip and start > 0 else (o.high if o.flip else start), o.low), o.high)
-    probe = o(guess)
-    exact_curve = has_closed_form(probe)
+    start, guess = _first_guess(fam, o, target)
+    exact_curve = has_closed_form(o(guess))
+    nu, tol = _tolerances(fam, exact_curve, tolerance, rtol, owner)
+    cap = DEFAULT_MAX_POINTS if max_points is None else int(max_points)
+    _refuse_trivial(fam, target)
+    grids = (value_discretization_interval, fine_discretization_interval)
+    out, noise, nu_used = _search(
+        fam, o, target, guess, tol, nu, exact_curve=exact_curve, grids=grids, max_points=cap, owner=owner
+    )
+    details: dict[str, Any] = {**target.params(), **fam.params, "rtol": tol}
+    if nu_used is not None:
+        details["tolerance"] = nu_used
+    found = {"start": float(start), "evaluations": out["evaluations"], "method": fam.method}
+    details |= out["details"] | found | {"minimal": bool(out["minimal"])}
+    return _record(fam, o, target, out, noise, tol, nu_used, details, time.perf_counter() - clock)
+
+
+def _tolerances(
+    fam: MechanismFamily, exact_curve: bool, tolerance: float | None, rtol: float | None, owner: str
+) -> tuple[float, float]:
+    """``(nu, rtol)``: the relative tolerance on the noise of a PLD calibration, and the search's."""
     nu = check_interval(
         "tolerance", DEFAULT_NOISE_TOLERANCE if tolerance is None else tolerance, 0.0, 0.5, owner=owner
     )
     default_rtol = fam.rtol if fam.rtol is not None else (_RTOL_CLOSED if exact_curve else nu / 4.0)
-    tol = check_interval("rtol", default_rtol if rtol is None else rtol, 0.0, 0.1, owner=owner)
-    cap = DEFAULT_MAX_POINTS if max_points is None else int(max_points)
-    details: dict[str, Any] = {**target.params(), **fam.params, "rtol": tol}
-    _refuse_trivial(fam, target)
-    if fam.integer:
-        out = integer(fam, target)
-        noise = out["x"]
-    else:
-        if exact_curve:
-            out = closed(fam, o, target, guess, tol)
-        elif value_discretization_interval is not None:
-            grid = check_interval(
-                "value_discretization_interval", value_discretization_interval, 0.0, 1.0, owner=owner
-            )
-            f = grid / _FINE_FACTOR if fine_discretization_interval is None else fine_discretization_interval
-            fine = check_interval("fine_discretization_interval", f, 0.0, grid, closed="right", owner=owner)
-            out = fixed_grid(fam, o, target, guess, tol, grid, fine)
-        else:
-            details["tolerance"] = nu
-            out = adaptive(fam, o, target, guess, tol, nu, cap)
-        noise = o.value(out["x"])
-    x_lower = out["x_lower"]
-    noise_lower = (
-        None
-        if x_lower is None or (isinstance(x_lower, float) and math.isnan(x_lower))
-        else (float(x_lower) if fam.integer else float(o.value(x_lower)))
-    )
-    details |= out["details"] | {
-        "start": float(start),
-        "evaluations": out["evaluations"],
-        "method": fam.method,
-        "minimal": bool(out["minimal"]),
-    }
-    lo = out["lo"]
-    converged = bool(
-        out["achieved"] <= target.value
-        and (
-            fam.integer
-            or (not math.isnan(lo) and out["x"] / lo - 1.0 <= max(tol, 1e-12) * 1.0001)
-            or out["minimal"]
-        )
-    )
+    return nu, check_interval("rtol", default_rtol if rtol is None else rtol, 0.0, 0.1, owner=owner)
+
+
+def _record(
+    fam: MechanismFamily,
+    o: Oriented,
+    target: RiskTarget,
+    out: dict,
+    noise: float,
+    tol: float,
+    nu_used: float | None,
+    details: dict,
+    seconds: float,
+) -> Calibration:
+    """The :class:`Calibration` of a search's outcome ``out`` at ``noise``."""
     mech = fam(noise)
     return Calibration(
         noise=float(noise),
@@ -267,12 +324,12 @@ def calibrate(
         target_value=target.value,
         achieved=float(out["achieved"]),
         achieved_fine=float(out["fine"]),
-        converged=converged and bool(out["fine"] <= target.value),
-        seconds=time.perf_counter() - clock,
+        converged=_converged(fam, out, target, tol),
+        seconds=seconds,
         details=details,
-        noise_lower=noise_lower,
+        noise_lower=_noise_lower(fam, o, out["x_lower"]),
         achieved_lower=float(out["lower"]),
-        tolerance=None if exact_curve or fam.integer or value_discretization_interval is not None else nu,
+        tolerance=nu_used,
         minimal=bool(out["minimal"]),
         neighbours=target.relation or mech.neighbours,
     )

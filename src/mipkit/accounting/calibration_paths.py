@@ -1,5 +1,5 @@
-"""The search paths of :func:`mipkit.accounting.calibrate`: closed forms (exact curve, safe side in 60-digit
-arithmetic), a fixed PLD grid, the adaptive two-sided PLD search, and whole-valued parameters
+"""The search paths of :func:`mipkit.accounting.calibrate_noise`: closed forms (exact curve, safe side in
+60-digit arithmetic), a fixed PLD grid, the adaptive two-sided PLD search, and whole-valued parameters
 (docs/theory.md section 3; the routine's docstring describes each)."""
 
 from __future__ import annotations

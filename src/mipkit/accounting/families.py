@@ -3,8 +3,8 @@
 A family is a function ``value -> record`` (:class:`MechanismFamily`) whose risk moves one way with the
 value: down for a noise scale (``gaussian_family``, ``laplace_family``, ``dpsgd_family``), up for a budget
 (``epsilon``, ``mu``, the number of steps, the sampling rate). :func:`parameter_family` makes a family of
-*any* parameter of *any* record, so :func:`mipkit.accounting.calibrate` finds the least noise or the largest
-budget that meets a risk target through the one routine (docs/theory.md section 3).
+*any* parameter of *any* record, so :func:`mipkit.accounting.calibrate_noise` finds the least noise or the
+largest budget that meets a risk target through the one routine (docs/theory.md section 3).
 """
 
 from __future__ import annotations
@@ -231,7 +231,7 @@ def parameter_family(
     high: float | None = None,
 ) -> MechanismFamily:
     """The family ``value -> record`` with ``parameter`` set to ``value``: calibrate any parameter of any
-    record with :func:`mipkit.accounting.calibrate`.
+    record with :func:`mipkit.accounting.calibrate_noise`.
 
     A noise scale (``sigma``, ``scale``, ``noise_multiplier``) lowers the risk as it grows: the calibration
     returns its least safe value. Any other parameter (``epsilon``, ``delta``, ``mu``, ``rho``,
@@ -250,9 +250,9 @@ def parameter_family(
 
     Examples
     --------
-    >>> from mipkit.accounting import EtaTarget, PureDP, calibrate, parameter_family
+    >>> from mipkit.accounting import EtaTarget, PureDP, calibrate_noise, parameter_family
     >>> fam = parameter_family(PureDP(1.0, neighbours="replace_one"), "epsilon")
-    >>> round(calibrate(fam, EtaTarget(0.1)).noise, 4)  # the largest epsilon with eta <= 0.1
+    >>> round(calibrate_noise(fam, EtaTarget(0.1)).noise, 4)  # the largest epsilon with eta <= 0.1
     0.4055
     """
     owner = "parameter_family"

@@ -2,8 +2,8 @@
 
 A record says *which* mechanism ran, with which parameters, and for which **neighbouring relation** its
 guarantee is stated; it does no arithmetic. :func:`mipkit.accounting.tradeoff_curve` turns any record into
-its trade-off curve (docs/theory.md section 3) and :func:`mipkit.accounting.calibrate` searches a family of
-records for the least noise that meets a risk target.
+its trade-off curve (docs/theory.md section 3) and :func:`mipkit.accounting.calibrate_noise` searches a family
+of records for the least noise that meets a risk target.
 
 **Neighbours.** Every record has ``neighbours``: ``"add_remove"`` (one record added or removed: the usual DP
 convention, Opacus's and ``dp_accounting``'s for DP-SGD; the default everywhere) or ``"replace_one"`` (one

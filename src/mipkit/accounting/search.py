@@ -5,7 +5,7 @@ target, in log space, with a safe-side re-check (the shape of dp_accounting's ``
 ``log(x)`` inside the bracket, and closes the bracket by bisection to a relative width ``rtol``; the
 answer is the smallest evaluated ``x`` that meets the target, so it meets it by construction.
 :func:`raise_until_safe` re-checks an answer with a second (finer) risk and raises it until that check
-passes too. Both know nothing of mechanisms: :func:`mipkit.accounting.calibrate` gives them the risk
+passes too. Both know nothing of mechanisms: :func:`mipkit.accounting.calibrate_noise` gives them the risk
 of a mechanism family at a target.
 """
 

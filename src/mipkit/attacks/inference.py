@@ -15,7 +15,7 @@ targets removed, plus the most-frequent-value guess (the mode, numeric secrets t
 :func:`attribute_inference_guesses` draws the targets and returns every guess (:class:`InferenceGuesses`);
 scoring them (precision, coverage, precision improvement, anonymeter's control-set risk) is the job of
 :func:`mipkit.metrics.inference.measure_inference` (``docs/theory.md`` section 4), and
-:func:`mipkit.workflows.audit_synthetic.run.attribute_inference` does both.
+:func:`mipkit.workflows.audit_synthetic.measure.attribute_inference` does both.
 
 Numeric secrets count as correct within ``tolerance`` times the range of the targets' values (default 5%;
 Francis & Wagner's code), the same absolute error for attack and baseline; the most frequent value counts only

@@ -1,10 +1,15 @@
 """``mipkit audit``: membership-inference audit of a trainer on a table (LiRA's evaluation protocol).
 
+The flags map to the records audited (:class:`mipkit.workflows._records.LabelledTable`: ``--data``,
+``--target``, ``--id-column``) and to :class:`mipkit.workflows.audit.config.AuditConfig`; the command calls
+:func:`mipkit.workflows.audit.run.audit`, prints ``result.summary()`` and then the tables
+(:mod:`mipkit.report.audit_console`).
+
 Every flag has a config key: ``--config FILE`` reads a YAML or JSON mapping whose keys are the flag names
-(``models: 8``, ``n-jobs: 1`` or ``n_jobs: 1``, ``json: true``, ...; the names of
-:class:`mipkit.workflows.audit.run.AuditConfig`'s fields, such as ``n_models``, are accepted too). The file
-supplies defaults and flags given on the command line override it. Heavy modules (pandas, scikit-learn, the
-workflow) are imported inside the command, so that ``mipkit --help`` stays fast.
+(``models: 8``, ``n-jobs: 1`` or ``n_jobs: 1``, ``json: true``, ...; the names of ``AuditConfig``'s fields,
+such as ``n_models``, are accepted too). The file supplies defaults and flags given on the command line
+override it. Heavy modules (pandas, scikit-learn, the workflow) are imported inside the command, so that
+``mipkit --help`` stays fast.
 """
 
 from __future__ import annotations
@@ -57,6 +62,7 @@ DEFAULTS = {
 }
 """The command's defaults; the same values as :class:`AuditConfig`'s (checked by the tests)."""
 
+HELP = "Audit a trainer: K models on random halves, LOSS/LiRA/RMIA/LTU attacks, metrics and a report."
 FLAG_OF_FIELD = {"n_models": "models", "n_targets": "targets"}
 """Config keys named after AuditConfig fields whose flag has another name."""
 FLAG_OF_KEY = {"json": "as_json"}
@@ -136,153 +142,10 @@ def _load_config(ctx: typer.Context, value: str | None) -> str | None:
     return value
 
 
-def json_view(results: dict, run_dir: Path) -> dict:
-    """The ``--json`` object: the headline numbers and per-attack metrics without curves/histograms."""
-    attacks = {}
-    for name, a in results["attacks"].items():
-        attacks[name] = {k: v for k, v in a.items() if k not in ("roc", "histogram", "tpr_at_fpr_detail")}
-        if a.get("tpr_at_fpr_detail"):
-            attacks[name]["tpr_at_fpr_ci"] = {k: d["tpr_ci"] for k, d in a["tpr_at_fpr_detail"].items()}
-    return {
-        "auc": results["auc"],
-        "tpr_at_fpr": results["tpr_at_fpr"],
-        "eta": results["eta"],
-        "eta_ci": results["eta_ci"],
-        "strongest_attack": results["strongest_attack"],
-        "balanced_accuracy": results["balanced_accuracy"],
-        "attacks": attacks,
-        "certificate": results.get("certificate"),
-        "certified": results.get("certified"),
-        "utility": results.get("utility"),
-        "game": results.get("game"),
-        "verdict": results.get("verdict"),
-        "headline": results.get("headline"),
-        "provenance": results.get("provenance"),
-        "records": results.get("records"),
-        "slices": results.get("slices"),
-        "run_dir": str(run_dir),
-        "report": str(run_dir / "report.html") if (run_dir / "report.html").is_file() else None,
-    }
-
-
-def print_human(results: dict, run_dir: Path, *, paragraph: bool = True) -> None:
-    """The human-readable answer: the DPIA paragraph (:func:`mipkit.report.dpia.audit_paragraph`; off where
-    the caller printed it), then the attacks' table, the subgroups and the plain summary."""
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
-
-    from mipkit.report.audit_report import plain_summary
-
-    if paragraph:
-        print_paragraph(results)
-    console = Console()
-    fitted = (results.get("question") or {}).get("answered") == "this fitted model"  # record bootstrap
-    cluster = "[95% CI]" if fitted or not results.get("headline") else "[95% cluster CI]"
-    table = Table(title="Membership-inference audit", show_lines=False)
-    fprs = list(results["tpr_at_fpr"])
-    for col in ["attack", "AUC", *[f"TPR@{f}" for f in fprs], f"eta {cluster}"]:
-        table.add_column(col, justify="right")
-    for name, a in results["attacks"].items():
-        if a.get("auc") is None:
-            table.add_row(
-                name,
-                f"pairs {a['accuracy']:.3f}",
-                *["" for _ in fprs],
-                f"privacy {a['privacy']:.2f}+-{a['privacy_error']:.2f}",
-            )
-            continue
-        ci = a.get("eta_ci_cluster") or a["eta_ci"]
-        table.add_row(
-            name,
-            f"{a['auc']:.3f}",
-            *[f"{a['tpr_at_fpr'][f]:.3f}" for f in fprs],
-            escape(f"{a['eta']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"),
-        )
-    console.print(table)
-    print_slices(console, results)
-    for line in plain_summary(results):
-        console.print(escape(f"- {line}"))
-    console.print(escape(f"Report: {run_dir / 'report.html'}"))
-
-
-def print_paragraph(results: dict) -> None:
-    """The one paragraph a privacy officer can paste into a DPIA, on one line, then a blank line."""
-    from mipkit.report.dpia import audit_paragraph
-
-    typer.echo(audit_paragraph(results))
-    typer.echo("")
-
-
-def _two_lines(value: float | None, ci, digits: int, scale: float = 1.0, unit: str = "") -> str:
-    if value is None:
-        return ""
-    text = f"{scale * value:.{digits}f}{unit}"
-    return text if not ci else f"{text}\n[{scale * ci[0]:.{digits}f}, {scale * ci[1]:.{digits}f}]"
-
-
-def print_slices(console, results: dict) -> None:
-    """The per-subgroup table (``results["slices"]``) as a Rich table (estimate above its interval), then how
-    numeric columns were binned and which subgroups are more exposed."""
-    from rich import box
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
-
-    slices = results.get("slices")
-    if not slices or not slices.get("overall"):
-        return
-    columns = slices.get("columns") or {}
-    fprs = list(slices["overall"].get("tpr_at_fpr") or {})
-    conf = f"{100 * float(slices.get('confidence', 0.95)):g}%"
-    title = f"Subgroups ({slices.get('attack')}; {conf} cluster intervals)"
-    table = Table(title=title, show_lines=True, box=box.SIMPLE_HEAD)
-    rows = [slices["overall"], *slices["groups"]]
-    names = ["all records", *[f"{r['column']} = {r['group']}" for r in slices["groups"]]]
-    table.add_column("subgroup", min_width=min(max(map(len, names)), 40))
-    for col in ["feature", "records", "trials in/out", "AUC", *[f"TPR@{f}" for f in fprs], "eta"]:
-        table.add_column(col, justify="right", no_wrap=True)
-    table.add_column("more exposed", no_wrap=True)
-    for name, r in zip(names, rows, strict=True):
-        info = columns.get(r["column"], {})
-        kind = (
-            "target"
-            if info.get("kind") == "true class"
-            else {True: "yes", False: "no"}.get(info.get("is_feature"), "")
-        )
-        cells = [name, kind, str(r["n_records"]), f"{r['member_trials']}/{r['nonmember_trials']}"]
-        if r.get("auc") is None:
-            cells += ["too few records", *["" for _ in fprs], "", ""]
-        else:
-            cells.append(_two_lines(r["auc"], r["auc_ci"], 3))
-            cells += [_two_lines(r["tpr_at_fpr"][f], r["tpr_at_fpr_ci"][f], 1, 100, "%") for f in fprs]
-            cells.append(_two_lines(r["eta"], r["eta_ci"], 3))
-            flag = r.get("more_exposed")
-            cells.append(
-                "" if flag is None else ("yes: " + ", ".join(r["more_exposed_by"]) if flag else "no")
-            )
-        table.add_row(*[escape(c) for c in cells])
-    if not console.is_terminal:  # a file or a pipe: no terminal to fit, keep the rows whole
-        console = Console(width=max(console.width, 180))
-    console.print(table)
-    for column, info in columns.items():
-        if info.get("binning"):
-            console.print(escape(f"{column}: {info['binning']}."))
-    flagged = [f"{r['column']} = {r['group']}" for r in slices["groups"] if r.get("more_exposed")]
-    console.print(
-        escape(
-            (
-                "More exposed subgroups: " + "; ".join(flagged)
-                if flagged
-                else "No subgroup is measurably more exposed than all records"
-            )
-            + f" ({slices.get('rule')})."
-        )
-    )
-
-
 def register(app: typer.Typer) -> None:
-    @app.command("audit")
+    """Add ``mipkit audit`` to ``app`` (long only by the command's option declarations)."""
+
+    @app.command("audit", help=HELP)
     def audit(
         ctx: typer.Context,
         data: DataOption = None,
@@ -372,33 +235,47 @@ def register(app: typer.Typer) -> None:
         quiet: QuietOption = False,
         no_report: NoReportOption = False,
     ) -> None:
-        """Audit a trainer: K models on random halves, LOSS/LiRA/RMIA/LTU attacks, metrics and a report."""
-        from mipkit._runfolder import lock_run_folder
-        from mipkit.cli._progress import FitProgress, fits_label
-        from mipkit.cli.options import allow_models, check_count, check_out_folder
-        from mipkit.workflows.audit.run import AuditConfig, run_audit
+        """The ``mipkit audit`` command: its flags only (one per setting of AuditConfig, plus the records, the
+        run folder and the output), hence its length; :func:`_run` does the rest."""
+        _run(ctx)
 
-        cfg = config_from_flags(  # the flags named like AuditConfig's fields, and these
-            AuditConfig,
-            target=target or "",
-            params=parse_params(params),
-            attacks=comma_names(attacks),
-            n_models=models,
-            n_targets=targets,
-            drop=comma_names(drop) or (),
-            fprs=comma_floats(fprs, "--fprs"),
-            base_rates=comma_floats(base_rates, "--base-rates"),
-            slice_by=comma_names(slice_by) or (),
-        )
-        from mipkit.workflows.audit.verdict import check_policy
 
-        check_policy(fail_metric, fail_above, cfg.fprs)  # e.g. --fail-above nan: refused before anything runs
-        allow_models(ctx, allow_model)
-        check_count("--models", models, kind="models", minimum=None, override=yes_i_mean_it)
-        check_count("--targets", targets, kind="targets", minimum=None)
-        check_count("--ltu-rounds", ltu_rounds, kind="fits")
-        run_dir = check_out_folder(out)
-        label = fits_label(backend, n_jobs, address)
-        with FitProgress(label, enabled=not (quiet or as_json)) as progress, lock_run_folder(run_dir):
-            result = run_audit(cfg, run_dir, progress=progress, write_report=not no_report)
-        finish_audit(result, run_dir, as_json, json_view, print_human)
+def _run(ctx: typer.Context) -> None:
+    """Flags to the records and the config, the audit, then its paragraph and tables (exit 1 on a finding)."""
+    from mipkit._runfolder import lock_run_folder
+    from mipkit.cli._progress import FitProgress, fits_label
+    from mipkit.cli.options import allow_models, check_count, check_out_folder
+    from mipkit.report.audit_console import json_view, print_human
+    from mipkit.workflows._records import LabelledTable
+    from mipkit.workflows.audit.config import AuditConfig
+    from mipkit.workflows.audit.run import audit
+
+    flags = ctx.params
+    config = config_from_flags(  # the flags named like AuditConfig's fields, and these
+        AuditConfig,
+        params=parse_params(flags["params"]),
+        attacks=comma_names(flags["attacks"]),
+        n_models=flags["models"],
+        n_targets=flags["targets"],
+        drop=comma_names(flags["drop"]) or (),
+        fprs=comma_floats(flags["fprs"], "--fprs"),
+        base_rates=comma_floats(flags["base_rates"], "--base-rates"),
+        slice_by=comma_names(flags["slice_by"]) or (),
+    )
+    records = LabelledTable(flags["data"], target=flags["target"], id_column=flags["id_column"])
+    allow_models(ctx, flags["allow_model"])
+    check_count("--models", config.n_models, kind="models", minimum=None, override=flags["yes_i_mean_it"])
+    check_count("--targets", config.n_targets, kind="targets", minimum=None)
+    check_count("--ltu-rounds", config.ltu_rounds, kind="fits")
+    run_dir = check_out_folder(flags["out"])
+    label = fits_label(config.backend, config.n_jobs, config.address)
+    shown = not (flags["quiet"] or flags["as_json"])
+    with FitProgress(label, enabled=shown) as progress, lock_run_folder(run_dir):
+        result = audit(records, config, run_dir=run_dir, progress=progress, report=not flags["no_report"])
+
+    def show(results: dict, folder: Path) -> None:
+        typer.echo(result.summary())
+        typer.echo("")
+        print_human(results, folder, paragraph=False)
+
+    finish_audit(result, run_dir, flags["as_json"], json_view, show)

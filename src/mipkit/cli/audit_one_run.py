@@ -1,8 +1,8 @@
 """``mipkit audit-one-run``: an epsilon lower bound from one training run with canaries (Steinke et al. 2023).
 
-The work is :func:`mipkit.workflows.audit_one_run.run.run_one_run_audit`; this module maps the flags to its
-configuration, prints the bound beside the certificate (or one JSON object) and exits 1 when the bound
-exceeds the certificate (a violation) or ``--fail-above``.
+The work is :func:`mipkit.workflows.audit_one_run.run.audit_one_run`; this module maps the flags to the table
+and the configuration, prints the result's paragraph and then the bound beside the certificate (or one JSON
+object) and exits 1 when the bound exceeds the certificate (a violation) or ``--fail-above``.
 """
 
 from __future__ import annotations
@@ -68,42 +68,29 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOption = False,
     ) -> None:
         """Audit DP training in one run: canaries, abstaining guesses and an epsilon lower bound."""
-        import math
-
-        from mipkit._validation import MipkitValueError
         from mipkit.cli.options import check_count, hold_run_folder
-        from mipkit.workflows.audit_one_run.run import OneRunConfig, run_one_run_audit
+        from mipkit.workflows._records import LabelledTable
+        from mipkit.workflows.audit_one_run.config import AuditOneRunConfig
+        from mipkit.workflows.audit_one_run.run import audit_one_run as run
 
         check_count("--canaries", canaries, kind="rows", minimum=None)
-        if fail_above is not None and not math.isfinite(fail_above):
-            raise MipkitValueError(
-                f"--fail-above must be a finite number (a NaN limit never fails). Got {fail_above}."
-            )
-        cfg = config_from_flags(  # the flags named like OneRunConfig's fields, and these
-            OneRunConfig,
+        config = config_from_flags(  # the flags named like AuditOneRunConfig's fields, and these
+            AuditOneRunConfig,
             drop=comma_names(drop) or (),
             params=parse_params(params),
             k_plus=_fractions(k_plus, "--k-plus"),
             k_minus=_fractions(k_minus, "--k-minus"),
         )
+        records = LabelledTable(data, target=target)
         if out is not None:
             hold_run_folder(out)  # checked, and locked until the command ends
-        res = run_one_run_audit(cfg, out)
-        d = res.to_dict()
+        result = run(records, config, run_dir=out)
         if as_json:
-            echo_json(d)
+            echo_json(result.to_dict())
         else:
-            typer.echo(
-                f"One-run audit: epsilon >= {d['epsilon_lower']:.4g} at delta {d['delta']:g} "
-                f"({100 * d['confidence']:g}% confidence; {d['correct']} of {d['guesses']} guesses right, "
-                f"{d['canaries']} canaries)."
-            )
-            if d["certified_epsilon"] is not None:
-                typer.echo(
-                    f"Certified (add/remove): epsilon <= {d['certified_epsilon']:.4g}: {d['verdict']}."
-                )
-        exceeds = f"the measured lower bound {d['epsilon_lower']:.4g} exceeds"
-        if res.violation:
-            raise finding(f"{exceeds} the certified epsilon {d['certified_epsilon']:.4g}.")
-        if fail_above is not None and d["epsilon_lower"] > float(fail_above):
-            raise finding(f"{exceeds} --fail-above {float(fail_above):g}.")
+            typer.echo(result.summary())
+            typer.echo("")
+            typer.echo(result.headline())
+        text = result.finding(limit="--fail-above")
+        if text is not None:
+            raise finding(text)

@@ -51,7 +51,7 @@ SliceByOption = Annotated[
 def show(result: Any, results: dict, run_dir: Path) -> None:
     """The human-readable answer of ``audit-scores`` and ``audit-fitted``: the result's summary, the lines of
     :func:`mipkit.report.fitted_report.answer_lines`, the tables and the most exposed members."""
-    from mipkit.cli.audit import print_human
+    from mipkit.report.audit_console import print_human
     from mipkit.report.fitted_report import answer_lines, most_exposed_line
 
     typer.echo(result.summary())
@@ -69,7 +69,7 @@ def show(result: Any, results: dict, run_dir: Path) -> None:
 def fitted_json(results: dict, run_dir: Path) -> dict:
     """The ``--json`` object: ``mipkit audit``'s view plus the question answered, the skipped attacks and
     the design."""
-    from mipkit.cli.audit import json_view
+    from mipkit.report.audit_console import json_view
 
     view = json_view(results, run_dir)
     view.pop("game", None)

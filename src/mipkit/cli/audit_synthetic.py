@@ -1,8 +1,14 @@
-"""``mipkit audit-synthetic``: audit released synthetic data (NNAA, DCR attack, attribute inference)."""
+"""``mipkit audit-synthetic``: audit released synthetic data (NNAA, DCR attack, attribute inference).
+
+The flags become an :class:`~mipkit.workflows.audit_synthetic.AuditSyntheticConfig` and the files a
+:class:`~mipkit.workflows.audit_synthetic.SyntheticRelease`; the command runs
+:func:`~mipkit.workflows.audit_synthetic.audit_synthetic`, prints the result's DPIA paragraph first, then its
+tables and sentences, and writes the run folder with ``result.write``.
+"""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -18,7 +24,7 @@ from mipkit.cli.options import (
 if TYPE_CHECKING:  # pragma: no cover
     from pathlib import Path
 
-    from mipkit.workflows.audit_synthetic.run import SyntheticAuditResult
+    from mipkit.workflows.audit_synthetic import AuditSyntheticResult, SyntheticRelease
 
 # -- this command's own flags (the shared ones are in mipkit.cli.options) --
 FLAGS = flag_table(
@@ -60,13 +66,18 @@ FLAGS = flag_table(
 --linkability-neighbors                         Nearest synthetic records per half that may link them.
 """
 )
+#: The config fields whose flag is not the field's name in kebab case.
+FIELD_FLAGS = {"secrets": "--secret", "random_state": "--seed"}
 
 
-def _print_human(result: SyntheticAuditResult, run_dir: Path, report: bool) -> None:
+def _print_human(result: AuditSyntheticResult, run_dir: Path, report: bool) -> None:
+    """The DPIA paragraph (one line), then the headline table and the plain-language sentences."""
     from rich.console import Console
     from rich.markup import escape
     from rich.table import Table
 
+    typer.echo(result.summary())
+    typer.echo("")
     console = Console()
     t = Table(title="Synthetic data audit")
     t.add_column("measure")
@@ -80,50 +91,60 @@ def _print_human(result: SyntheticAuditResult, run_dir: Path, report: bool) -> N
         console.print(f"Report: {run_dir / 'report.html'}")
     else:
         console.print(f"Report: not written (--no-report); `mipkit report {run_dir}` writes it.")
+    if result.certified is not None:
+        from mipkit.synthesize.audit_bounds import certified_lines
+
+        for line in certified_lines(result.certified):
+            typer.echo(f"- {line}")
+    if result.quality is not None:
+        from mipkit.report.synthetic_quality import QUALITY_FILE, quality_sentences
+
+        for line in quality_sentences(result.quality):
+            typer.echo(f"- Utility: {line}")
+        typer.echo(f"Utility report: {run_dir / QUALITY_FILE}")
 
 
-def _check_policy(fail_above: float | None, fail_metric: str) -> tuple[float | None, str]:
-    """``--fail-above`` (a finite number) and ``--fail-metric`` (one of the verdict metrics)."""
-    import math
-
-    from mipkit._validation import MipkitValueError
-    from mipkit.workflows.audit_synthetic.verdict import VERDICT_METRICS
-
-    if fail_metric not in VERDICT_METRICS:
-        raise MipkitValueError(
-            f"--fail-metric must be one of {', '.join(VERDICT_METRICS)}. Got {fail_metric!r}."
-        )
-    if fail_above is not None and not (math.isfinite(fail_above) and -1.0 <= fail_above <= 1.0):
-        raise MipkitValueError(f"--fail-above must be a number in [-1, 1]. Got {fail_above}.")
-    return fail_above, fail_metric
-
-
-def _check_list(flag: str, text: str, allowed: tuple[str, ...]) -> tuple[str, ...]:
-    """A comma list of some of ``allowed`` (``--attacks``, ``--checks``)."""
-    from mipkit._validation import MipkitValueError
-
-    items = tuple(dict.fromkeys(a.strip() for a in str(text).split(",") if a.strip()))
-    if not items or any(a not in allowed for a in items):
-        raise MipkitValueError(
-            f"{flag} must list some of {', '.join(allowed)} (comma-separated). Got {text!r}."
-        )
-    return items
-
-
-def _check_linkability(text: str | None) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+def _parse_linkability(text: str | None) -> list[tuple[str, ...]] | None:
     """``--linkability "a,b;c,d"``: two comma lists of columns separated by a semicolon."""
     from mipkit._validation import MipkitValueError
+    from mipkit.cli.options import comma_names
 
     if text is None:
         return None
-    halves = str(text).split(";")
-    parts = [tuple(dict.fromkeys(c.strip() for c in h.split(",") if c.strip())) for h in halves]
+    parts = [comma_names(half) for half in str(text).split(";")]
     if len(parts) != 2 or not all(parts):
         raise MipkitValueError(
             "--linkability must be two comma-separated column lists separated by ';' "
             f'(e.g. "age,sex;education,hr_per_week"). Got {text!r}.'
         )
-    return parts[0], parts[1]
+    return parts
+
+
+def _check_limits(seed: int, n_jobs: int, **sizes: int | None) -> None:
+    """The seed, the threads and the size flags within the command line's limits
+    (:func:`mipkit.cli.options.check_count`)."""
+    from mipkit.cli.options import check_count, check_n_jobs, check_seed
+
+    for name, value in sizes.items():
+        check_count("--" + name.replace("_", "-"), value, kind="rows")
+    check_seed(seed)
+    check_n_jobs(n_jobs, negative=False)
+
+
+def _show(result: AuditSyntheticResult, run_dir: Path, as_json: bool, report: bool) -> None:
+    """Print the result (one JSON object, or the paragraph and the tables); a finding exits 1."""
+    import json
+
+    from mipkit.cli.options import finding
+
+    if as_json:
+        typer.echo(json.dumps({**result.json_summary(), "run_dir": str(run_dir)}))
+    else:
+        _print_human(result, run_dir, report=report)
+    verdict = result.verdict
+    if verdict["status"] == "finding":
+        policy = f"--fail-above {verdict['fail_above']:g}, --fail-metric {verdict['metric']}"
+        raise finding(f"{verdict['reason']} ({policy}).")
 
 
 def _sources(**paths: str | None) -> dict:
@@ -141,6 +162,24 @@ def _sources(**paths: str | None) -> dict:
                 h.update(chunk)
         out[name] = f"{Path(path).name} (sha256 {h.hexdigest()[:16]})"
     return out
+
+
+def _certificate(path: str | None) -> Any:
+    """The synthesizer's certificate, read and checked whole (None without ``--certificate``)."""
+    if not path:
+        return None
+    from mipkit.synthesize.certificate import SynthesisCertificate
+
+    return SynthesisCertificate.read(path)
+
+
+def _release(paths: dict[str, str | None], certificate: Any) -> SyntheticRelease:
+    """The tables read from their files, with the certificate and their provenance."""
+    from mipkit.data.io import read_table
+    from mipkit.workflows.audit_synthetic import SyntheticRelease
+
+    tables = {name: read_table(path) if path else None for name, path in paths.items()}
+    return SyntheticRelease(**tables, certificate=certificate, sources=_sources(**paths))
 
 
 def register(app: typer.Typer) -> None:
@@ -181,118 +220,33 @@ def register(app: typer.Typer) -> None:
             "--holdout or --control) for this two-class column: quality.html and a 'quality' block.",
         ),
     ) -> None:
-        """Audit synthetic data: NNAA privacy loss, DCR attack, attribute inference vs non-member baseline."""
-        import json
+        """Audit synthetic data: NNAA privacy loss, DCR attack, attribute inference vs non-member baseline.
 
-        from mipkit._validation import MipkitValueError
+        (Long only by its option declarations.)"""
         from mipkit.cli._progress import FitProgress
-        from mipkit.cli.options import check_count, check_n_jobs, check_seed, finding, hold_run_folder
-        from mipkit.data.io import read_table
-        from mipkit.workflows.audit_synthetic.run import audit_synthetic
+        from mipkit.cli.flag_errors import flag_errors
+        from mipkit.cli.options import comma_names, config_from_flags, hold_run_folder
+        from mipkit.workflows.audit_synthetic import AuditSyntheticConfig, audit_synthetic
 
-        cert = None
-        if certificate:  # parsed and checked whole first: a bad file fails before anything is run or written
-            from mipkit.synthesize.certificate import SynthesisCertificate
-
-            cert = SynthesisCertificate.read(certificate)
-        if n_attacks < 1:
-            raise MipkitValueError(f"--n-attacks must be >= 1. Got {n_attacks}.")
-        for flag, rows in (
-            ("--n-attacks", n_attacks),
-            ("--max-nnaa-rows", max_nnaa_rows),
-            ("--max-dcr-rows", max_dcr_rows),
-        ):
-            check_count(flag, rows, kind="rows")
-        check_count("--singling-out", singling_out, kind="rows")
-        check_count("--singling-out-cols", singling_out_cols, kind="rows")
-        check_count("--linkability-neighbors", linkability_neighbors, kind="rows")
-        check_seed(seed)
-        check_n_jobs(n_jobs, negative=False)
-        aux = _check_linkability(linkability)
+        cert = _certificate(certificate)  # a bad file fails before anything is run or written
+        _check_limits(seed, n_jobs, n_attacks=n_attacks, max_nnaa_rows=max_nnaa_rows,
+                      max_dcr_rows=max_dcr_rows, singling_out=singling_out,
+                      singling_out_cols=singling_out_cols,
+                      linkability_neighbors=linkability_neighbors)  # fmt: skip
+        with flag_errors("audit_synthetic", FIELD_FLAGS):
+            config = config_from_flags(
+                AuditSyntheticConfig, secrets=tuple(secret or ()), known=tuple(known) if known else None,
+                checks=comma_names(checks), attacks=comma_names(attacks), random_state=seed,
+                linkability=_parse_linkability(linkability),
+            )  # fmt: skip
         hold_run_folder(out)  # checked, and locked until the command ends
-        if not 0 <= tolerance <= 1:
-            raise MipkitValueError(f"--tolerance must be in [0, 1]. Got {tolerance}.")
-        policy = _check_policy(fail_above, fail_metric)
-        attack_list = _check_list("--attacks", attacks, ("nearest", "model"))
-        check_list = _check_list("--checks", checks, ("nnaa", "dcr", "inference"))
         if not no_report:  # Matplotlib loads while the data are read and audited
             from mipkit.report.html import preload_plotting
 
             preload_plotting()
-        tables = {
-            "original": read_table(original),
-            "synthetic": read_table(synthetic),
-            "control": read_table(control) if control else None,
-            "holdout": read_table(holdout) if holdout else None,
-        }
-        if quality_target is not None and quality_target not in tables["original"].columns:
-            raise MipkitValueError(f"--quality-target {quality_target!r} is not a column of {original}.")
-        n_columns = tables["original"].shape[1]
-        if singling_out is not None and singling_out_cols > n_columns:
-            raise MipkitValueError(
-                f"--singling-out-cols must be at most {n_columns} (the number of columns). "
-                f"Got {singling_out_cols}."
-            )
-        with FitProgress(enabled=not as_json) as bar:
-            result = audit_synthetic(
-                tables["original"],
-                tables["synthetic"],
-                control=tables["control"],
-                holdout=tables["holdout"],
-                secrets=secret or [],
-                known=known or None,
-                n_attacks=n_attacks,
-                tolerance=tolerance,
-                metric=metric,
-                max_nnaa_rows=max_nnaa_rows,
-                max_dcr_rows=max_dcr_rows,
-                checks=check_list,
-                attacks=attack_list,
-                non_member_baseline=non_member_baseline,
-                fail_above=policy[0],
-                fail_metric=policy[1],
-                sources=_sources(original=original, synthetic=synthetic, control=control, holdout=holdout),
-                include_data_summary=include_data_summary,
-                random_state=seed,
-                n_jobs=n_jobs,
-                progress=bar.stage,
-                singling_out=singling_out,
-                singling_out_cols=singling_out_cols,
-                linkability=aux,
-                linkability_neighbors=linkability_neighbors,
-            )
-        quality = None
-        if quality_target is not None:
-            from mipkit.synthesize.quality_report import quality_report
-
-            test = tables["holdout"] if tables["holdout"] is not None else tables["control"]
-            quality = quality_report(tables["original"], tables["synthetic"], target=quality_target,
-                                     test=test, seed=seed)  # fmt: skip
-        certified = None
-        if cert is not None:  # computed before anything is written: the run's files are committed together
-            from mipkit.synthesize.audit_bounds import certified_audit_bounds, certified_lines
-
-            certified = certified_audit_bounds(cert, result)
-        run_dir = result.write(
-            out, report=not no_report, certified=certified, target_outcomes=include_target_outcomes
-        )
-        if quality is not None:
-            from mipkit.report.synthetic_quality import quality_sentences, write_quality_page
-
-            write_quality_page(run_dir, quality)
-        if as_json:
-            extra = {} if certified is None else {"certified": certified}
-            extra.update({} if quality is None else {"quality": quality})
-            typer.echo(json.dumps({**result.summary(), "run_dir": str(run_dir), **extra}))
-        else:
-            _print_human(result, run_dir, report=not no_report)
-            for line in certified_lines(certified) if certified is not None else []:
-                typer.echo(f"- {line}")
-            for line in quality_sentences(quality) if quality is not None else []:
-                typer.echo(f"- Utility: {line}")
-            if quality is not None:
-                typer.echo(f"Utility report: {run_dir / 'quality.html'}")
-        verdict = result.verdict
-        if verdict["status"] == "finding":
-            policy = f"--fail-above {verdict['fail_above']:g}, --fail-metric {verdict['metric']}"
-            raise finding(f"{verdict['reason']} ({policy}).")
+        paths = {"original": original, "synthetic": synthetic, "control": control, "holdout": holdout}
+        data = _release(paths, cert)
+        with FitProgress(enabled=not as_json) as bar, flag_errors("audit_synthetic", FIELD_FLAGS):
+            result = audit_synthetic(data, config, progress=bar.stage)
+        run_dir = result.write(out, report=not no_report, target_outcomes=include_target_outcomes)
+        _show(result, run_dir, as_json, report=not no_report)

@@ -1,21 +1,20 @@
 """``mipkit protect`` (MIP noise on model parameters) and ``mipkit audit-noise`` (the optimal attack).
 
-``protect`` trains the model on the table, adds noise calibrated to MIP ``eta`` (:class:`MIPNoise`), saves
-the noisy model with joblib (:meth:`MIPNoise.release`: no fits on halves, no secret half) and prints the
-certificate, its premises first; an estimated sigma and the noise values scaled by it, statistics of the
-private data, only with ``--include-estimates``. ``audit-noise`` plays the MIP game against the same
-mechanism on the table (the table is the pool ``D``; each round releases a model trained on a random half)
-with the Bayes-optimal attacker (:func:`mipkit.workflows.audit_noise.run.audit_noise`), and prints the
-measured accuracy with its interval next to ``1/2 + eta``. Both release models trained on the table, so a
-non-numeric feature needs ``--domain`` (its public levels, :mod:`mipkit.data.domain`): levels read from the
-rows would reveal the training rows. NumPy, scikit-learn, Rich and the library are
-imported inside the commands, so that ``mipkit --help`` stays fast.
+Flag-to-config shells: the flags become a :class:`~mipkit.workflows.protect.ProtectConfig` /
+:class:`~mipkit.workflows.audit_noise.AuditNoiseConfig` (every setting checked when built, before the table
+is read), the table a :class:`~mipkit.workflows.protect.ProtectData` (non-numeric features only from a public
+``--domain``), then the verb runs (:func:`mipkit.workflows.protect.protect`,
+:func:`mipkit.workflows.audit_noise.audit_noise`). The answer is the result's paragraph for a DPIA, then its
+table and notes (wording in :mod:`mipkit.report.dpia` and :mod:`mipkit.report.protect_report`), or with
+``--json`` its ``to_dict()``; ``protect`` saves the released model with ``result.write``. Only the size
+limits of :mod:`mipkit.cli.limits` are checked here. NumPy, scikit-learn, Rich and the library are imported
+inside the commands, so that ``mipkit --help`` stays fast.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated
 
 import typer
 
@@ -44,28 +43,6 @@ DropColumnsOption = Annotated[
 ]
 
 
-def _load(data: Path, target: str, encode: str, drop: list[str] | None, domain: str | None):
-    """The release's arrays (levels from the public ``domain`` only) and where its encoding came from."""
-    from mipkit._validation import check_choice
-    from mipkit.data.domain import domain_provenance, load_domain
-    from mipkit.data.io import features_target, read_table
-
-    check_choice("encode", encode, ("none", "onehot"), owner="mipkit protect")
-    dom, path = load_domain(domain)
-    ds = features_target(
-        read_table(data), target, encode=encode, drop=tuple(drop or ()), domain=dom, release=True
-    )
-    return ds, domain_provenance(dom, path)
-
-
-def _domain_line(domain: dict) -> str:
-    return (
-        f"- Encoding from the public domain {domain['path']}"
-        if domain.get("path")
-        else f"- Encoding: {domain['source']}"
-    )
-
-
 def _progress(total: int, quiet: bool):
     """A Rich progress bar on stderr (so --json stdout stays clean); returns (context, advance)."""
     from contextlib import nullcontext
@@ -88,93 +65,22 @@ def _progress(total: int, quiet: bool):
     return bar, lambda k: bar.advance(task, k)
 
 
-def _sigma_value(sigma: str | None):
-    if sigma is None:
-        return None
-    from mipkit._validation import MipkitValueError
-
-    try:
-        values = [float(v) for v in sigma.split(",") if v.strip()]
-    except ValueError:
-        raise MipkitValueError(
-            f"--sigma must be a number or comma-separated numbers. Got {sigma!r}."
-        ) from None
-    if not values:
-        raise MipkitValueError("--sigma is empty.")
-    return values[0] if len(values) == 1 else values
-
-
-def _noise_settings(
-    eta: float,
-    calibration: str,
-    sigma: str | None,
-    confidence: float,
-    moment: float,
-    attributes: str,
-    seed: int | None,
-    n_jobs: int | None,
-) -> dict[str, Any]:
-    """The flags of the MIP noise, as the keyword arguments both ``MIPNoise`` and the noise audit take."""
-    return {
-        "eta": eta,
-        "calibration": calibration,
-        "sigma": _sigma_value(sigma),
-        "confidence": confidence,
-        "moment": moment,
-        "attributes": tuple(a.strip() for a in attributes.split(",") if a.strip()),
-        "random_state": seed,
-        "n_jobs": n_jobs,
-    }
-
-
-WITHHELD = "withheld: estimated from the private data (--include-estimates shows them)"
-
-
-def _bound_name(p: float) -> str:
-    """How the accuracy bound reads: ``1/2 + eta``, or with an odd pool's prior ``p = k/n``."""
-    return "1/2 + eta" if p == 0.5 else f"max(k/n, 1 - k/n) + eta (k/n = {p:.4g}, an odd pool)"
-
-
-def _certificate_table(cert: dict, title: str):
-    import numpy as np
+def _print(paragraph: str, title: str, columns: list[tuple[str, str]], rows: list, notes: list[str]) -> None:
+    """The answer: the paragraph for a DPIA, a blank line, the table, then the notes."""
+    from rich.console import Console
     from rich.table import Table
 
+    console = Console()
+    console.print(paragraph, highlight=False)
+    console.print()
     table = Table(title=title, title_justify="left")
-    table.add_column("Field", style="bold")
-    table.add_column("Value")
-    rows = [
-        ("exact guarantee", "yes" if cert["exact"] else "no (estimated sigma / published sampler)"),
-        ("eta (accuracy bound)", f"{cert['eta']:g} ({cert['accuracy_bound']:.4g})"),
-        ("calibration", cert["calibration"]),
-        ("noise added", cert["released_with"]),
-    ]
-    if cert["estimates_withheld"]:
-        rows += [
-            ("sigma", f"{cert['sigma_source']}"),
-            ("sigma and noise values", WITHHELD),
-        ]
-    else:
-        std = np.asarray(cert["noise_std"])
-        sig = np.asarray(cert["sigma"])
-        rows += [
-            ("sigma", f"{cert['sigma_source']}; per coordinate {sig.min():.4g} .. {sig.max():.4g}"),
-            ("sigma_1 (norm level)", f"{cert['sigma_1']:.4g}"),
-            ("noise scale", f"{cert['noise_scale']:.4g}"),
-            (
-                "noise std per coordinate",
-                f"{std.min():.4g} .. {std.max():.4g} (rms {cert['noise_std_rms']:.4g})",
-            ),
-        ]
-    rows += [
-        ("parameters released", str(cert["dim"])),
-        ("seed", str(cert["seed"])),
-        ("noise source", cert["noise_source"]),
-    ]
-    for alt in cert.get("dp_alternatives") or []:
-        rows.append((f"DP alternative {alt['name']}", f"std {alt['coordinate_std']:.4g}"))
-    for k, v in rows:
-        table.add_row(k, v)
-    return table
+    for name, justify in columns:
+        table.add_column(name, justify=justify, style="bold" if name == "Field" else None)
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+    for line in notes:
+        console.print(line, highlight=False)
 
 
 def protect(
@@ -216,51 +122,53 @@ def protect(
     ),
     allow_model: AllowModelOption = None,
 ) -> None:
-    """Protect: train a model and add noise to its parameters so that it is eta-MIP."""
-    import json
+    """Protect: train a model and add noise to its parameters so that it is eta-MIP.
 
-    import joblib
-
-    from mipkit._runfolder import atomic_write
-    from mipkit.cli.options import allow_models, check_count, check_n_jobs, check_out_file, check_seed
-    from mipkit.mechanisms.mip_noise import MIPNoise, load_estimator
+    The length of this command is its option declarations; the work is :func:`mipkit.workflows.protect`.
+    """
+    from mipkit.cli.options import allow_models, check_count, check_n_jobs, check_out_file, echo_json
+    from mipkit.report.protect_report import certificate_rows, certificate_title, protect_notes
+    from mipkit.workflows.protect import ProtectConfig, ProtectData
+    from mipkit.workflows.protect import protect as release
 
     out = check_out_file(out)
     allow_models(None, allow_model)
-    check_count("--n-estimates", n_estimates, kind="fits", minimum=None)
-    check_seed(seed)
+    check_count("--n-estimates", n_estimates, kind="fits", minimum=None)  # the cost limit; the rest: config
     check_n_jobs(n_jobs)
-    estimator = load_estimator(model, parse_params(params))
-    ds, domain_used = _load(data, target, encode, drop, domain)
-    wrapper = MIPNoise(
-        estimator,
+    config = ProtectConfig(
+        model=model,
+        params=parse_params(params),
+        eta=eta,
+        calibration=calibration,
+        sigma=sigma,
         n_estimates=n_estimates,
+        confidence=confidence,
+        moment=moment,
+        attributes=attributes,
         train_on=train_on,
         sensitivity=sensitivity,
         choose=choose,
+        seed=seed,
         noise_seed=noise_seed,
-        **_noise_settings(eta, calibration, sigma, confidence, moment, attributes, seed, n_jobs),
-    )
-    wrapper._validate()  # bad flags fail before any fitting
-    ctx, advance = _progress(n_estimates if sigma is None else 0, quiet=False)
+        n_jobs=n_jobs,
+        include_estimates=include_estimates,
+    )  # bad settings fail here, before any fitting
+    rows = ProtectData.from_table(data, target, encode=encode, drop=drop or (), domain=domain)
+    ctx, advance = _progress(n_estimates if config.sigma is None else 0, quiet=False)
     with ctx:
-        wrapper.fit(ds.X, ds.y, progress=advance)
-    published = wrapper.release(include_estimates=include_estimates)  # no fits, no secret half
-    atomic_write(out, lambda f: joblib.dump(published, f))  # the previous model stays whole until replaced
-    cert = published.certificate_.to_dict()
+        result = release(rows, config, progress=advance)
+    result.write(out)  # the previous model stays whole until replaced
+    d = result.to_dict()
     if json_output:
-        payload = {**cert, "model": model, "out": str(out), "domain": domain_used}
-        typer.echo(json.dumps(payload, allow_nan=False))
+        echo_json({**d, "out": str(out)})
         return
-    from rich.console import Console
-
-    console = Console()
-    console.print("- " + cert["guarantee"], highlight=False)  # its premises first
-    console.print(_certificate_table(cert, f"MIP certificate: {model}"))
-    console.print(_domain_line(domain_used), highlight=False)
-    if noise_seed is not None:
-        console.print(f"- Noise {cert['noise_source']} (--noise-seed).", highlight=False)
-    console.print(f"- Noisy model saved to {out}", highlight=False)
+    _print(
+        result.summary(),
+        certificate_title(d),
+        [("Field", "left"), ("Value", "left")],
+        certificate_rows(d),
+        protect_notes(d, saved_to=out),
+    )
 
 
 def audit_noise(
@@ -285,102 +193,59 @@ def audit_noise(
     drop: DropColumnsOption = None,
     domain: DomainOption = None,
     json_output: bool = typer.Option(False, "--json", help="Print one JSON object."),
+    include_estimates: bool = typer.Option(
+        False,
+        "--include-estimates",
+        help="Also print the certificate's estimated sigma and noise values: statistics of the private data "
+        "that no budget covers (withheld by default).",
+    ),
     allow_model: AllowModelOption = None,
 ) -> None:
-    """Audit: the Bayes-optimal membership attack on the MIP-noise-wrapped model (the MIP game)."""
-    import json
+    """Audit: the Bayes-optimal membership attack on the MIP-noise-wrapped model (the MIP game).
 
-    from mipkit._validation import check_positive_int
-    from mipkit.cli.options import allow_models, check_count, check_n_jobs, check_seed
-    from mipkit.mechanisms.mip_calibration import check_mip_params
-    from mipkit.mechanisms.mip_noise import load_estimator
-    from mipkit.workflows.audit_noise.run import audit_noise as play_audit_noise
+    The length of this command is its option declarations; the work is :func:`mipkit.workflows.audit_noise`.
+    """
+    from mipkit.cli.options import allow_models, check_count, check_n_jobs, echo_json
+    from mipkit.report.protect_report import noise_attack_lines, noise_attack_rows, noise_attack_title
+    from mipkit.workflows.audit_noise import AuditNoiseConfig
+    from mipkit.workflows.audit_noise import audit_noise as play
+    from mipkit.workflows.protect import ProtectData
 
     allow_models(None, allow_model)
-    check_count("--n-reference", n_reference, kind="fits", minimum=None)
+    check_count("--n-reference", n_reference, kind="fits", minimum=None)  # cost limits; the rest: config
     check_count("--n-releases", n_releases, kind="fits", minimum=None)
-    check_seed(seed)
+    check_count("--n-targets", n_targets, kind="targets", minimum=None)
     check_n_jobs(n_jobs)
-    estimator = load_estimator(model, parse_params(params))
-    check_positive_int("n_releases", n_releases, owner="mipkit audit-noise")
-    check_positive_int("n_targets", n_targets, owner="mipkit audit-noise")
-    check_positive_int("n_reference", n_reference, minimum=2, owner="mipkit audit-noise")
-    settings = _noise_settings(eta, calibration, sigma, confidence, moment, attributes, seed, n_jobs)
-    check_mip_params(  # the noise's settings, before any fit
-        "mipkit audit-noise",
-        **{k: settings[k] for k in ("eta", "calibration", "sigma", "confidence", "moment")},
-        n_estimates=n_reference,
-        train_on="half",
+    config = AuditNoiseConfig(
+        model=model,
+        params=parse_params(params),
+        eta=eta,
+        calibration=calibration,
+        sigma=sigma,
+        n_reference=n_reference,
+        n_releases=n_releases,
+        n_targets=n_targets,
+        confidence=confidence,
+        moment=moment,
+        attributes=attributes,
+        seed=seed,
+        n_jobs=n_jobs,
+        include_estimates=include_estimates,
+    )  # bad settings fail here, before the table is read
+    pool = ProtectData.from_table(
+        data, target, encode=encode, drop=drop or (), domain=domain, owner="audit_noise"
     )
-    ds, domain_used = _load(data, target, encode, drop, domain)
-    check_count("--n-targets", n_targets, kind="rows", maximum=ds.X.shape[0])  # at most one per record
     ctx, advance = _progress(n_reference + n_releases, quiet=False)
     with ctx:
-        result, cert, intervals = play_audit_noise(
-            estimator,
-            ds.X,
-            ds.y,
-            n_reference=n_reference,
-            n_releases=n_releases,
-            n_targets=n_targets,
-            progress=advance,
-            **settings,
-        )
-    game = result.to_dict()
+        result = play(pool, config, progress=advance)
+    d = result.to_dict()
     if json_output:
-        payload = {
-            "game": game,
-            "certificate": cert.to_dict(),
-            "model": model,
-            "intervals": intervals,
-            "domain": domain_used,
-        }
-        typer.echo(json.dumps(payload, allow_nan=False))
+        echo_json(d)
         return
-    from rich.console import Console
-    from rich.table import Table
-
-    console = Console()
-    table = Table(
-        title=f"Optimal attack on MIP noise ({cert.released_with}, eta={eta:g})", title_justify="left"
+    columns = [(name, "right") for name in ("Target", "Accuracy", "95% CI", "Trials")]
+    _print(
+        result.summary(), noise_attack_title(d), columns, noise_attack_rows(d["game"]), noise_attack_lines(d)
     )
-    table.add_column("Target", justify="right")
-    table.add_column("Accuracy", justify="right")
-    table.add_column("95% CI", justify="right")
-    table.add_column("Trials", justify="right")
-    for row in game["per_target"]:
-        table.add_row(
-            str(row["target"]),
-            f"{row['accuracy']:.3f}",
-            "{:.3f} - {:.3f}".format(*row["ci"]),
-            str(row["trials"]),
-        )
-    table.add_row(
-        "all", f"{game['accuracy']:.4f}", "{:.4f} - {:.4f}".format(*game["ci"]), str(game["trials"])
-    )
-    console.print(table)
-    verdict = (
-        "within"
-        if game["upper_ci_within_bound"]
-        else ("consistent with" if game["within_bound"] else "ABOVE")
-    )
-    console.print(
-        f"- Measured accuracy {game['accuracy']:.4f} (95% CI {game['ci'][0]:.4f} - {game['ci'][1]:.4f}) is "
-        f"{verdict} the bound {_bound_name(game['membership_probability'])} = {game['accuracy_bound']:.4f}; "
-        f"posterior: {game['posterior']}.",
-        highlight=False,
-    )
-    lo, hi = intervals["accuracy_ci"]
-    console.print(
-        f"- Allowing for guesses that share a release or a target (cluster bootstrap over releases and "
-        f"targets, "
-        f"design effect {intervals['design_effect']:.2f}): 95% CI {lo:.4f} - {hi:.4f}, "
-        f"{intervals['verdict']} {_bound_name(game['membership_probability'])}"
-        + ("" if intervals["certificate_exact"] else " (an approximate certificate: sigma was estimated)")
-        + ". The Clopper-Pearson interval above treats every guess as independent and is too narrow.",
-        highlight=False,
-    )
-    console.print(_domain_line(domain_used), highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -2,10 +2,12 @@
 
 ``mipkit synthesize --data CSV --method dpwgan-gp|dpwgan-gp-scaled|aim|mst|ctgan (--epsilon E [--delta D] |
 --target-risk SPEC) --rows N --seed S [--noise-seed N] --out DIR [--domain JSON | --domain-share S]
-[--drop COL ...] [--params JSON] [--json]`` writes ``DIR/synthetic.csv`` and ``DIR/certificate.json``
-(:func:`mipkit.workflows.synthesize.run.synthesize`). Without ``--domain`` the column domain is estimated with
-differential privacy from a share of the budget (``--domain-share``, default 0.1). ``SPEC``
-names a risk target and its parameters: ``eta=0.05``, ``advantage=0.2``, ``tpr-at-fpr=0.05,fpr=0.01``,
+[--drop COL ...] [--params JSON] [--json]`` writes ``DIR/synthetic.csv`` and ``DIR/certificate.json``: the
+flags become a :class:`~mipkit.workflows.synthesize.SynthesizeConfig`, the file and ``--domain`` a
+:class:`~mipkit.workflows.synthesize.PrivateTable`, :func:`mipkit.workflows.synthesize.synthesize` runs, and
+the result's DPIA paragraph is printed first. Without ``--domain`` the column domain is estimated with
+differential privacy from a share of the budget (``--domain-share``, default 0.1). ``SPEC`` names a risk
+target and its parameters: ``eta=0.05``, ``advantage=0.2``, ``tpr-at-fpr=0.05,fpr=0.01``,
 ``success=0.3,baseline=0.2``, ``precision=0.6,base-rate=0.1,recall=0.5``.
 The DP noise comes from OS entropy unless ``--noise-seed`` is given.
 """
@@ -48,10 +50,20 @@ def parse_target_risk(spec: str) -> Any:
     return target_from_dict({"name": name, "value": value, **{k.replace("-", "_"): v for k, v in pairs[1:]}})
 
 
-def _print_human(summary: dict, out: str, notes: list[str]) -> None:
+#: The config fields whose flag is not the field's name in kebab case.
+FIELD_FLAGS = {"random_state": "--seed", "target": "--target-risk"}
+
+
+def _print_human(result: Any, out: str) -> None:
+    """The DPIA paragraph (one line), then the table of the certified risks, the domain and the notes."""
     from rich.console import Console
     from rich.table import Table
 
+    from mipkit.report.dpia_synthetic import domain_sentence
+
+    typer.echo(result.summary())
+    typer.echo("")
+    summary = result.json_summary()
     console = Console()
     t = Table(title=f"Synthetic data: {summary['method']}", title_justify="left")
     t.add_column("quantity", style="bold")
@@ -70,26 +82,43 @@ def _print_human(summary: dict, out: str, notes: list[str]) -> None:
         for fpr, tpr in cert["tpr_at_fpr"].items():
             t.add_row(f"certified TPR at FPR {fpr}", f"{tpr:.4f}")
     console.print(t)
-    console.print(f"- Domain: {_domain_line(summary.get('domain') or {})}.", highlight=False)
+    console.print(f"- Domain: {domain_sentence(summary.get('domain') or {})}.", highlight=False)
     if summary.get("resumed_from"):
         console.print(
             f"- Resumed a killed run from its checkpoint (iteration or round {summary['resumed_from']})."
         )
-    for note in notes:
+    for note in result.certificate.notes:
         console.print(f"- {note}", highlight=False)
     console.print(f"Wrote {out}/synthetic.csv and {out}/certificate.json", highlight=False)
+    if result.quality is not None:
+        from mipkit.report.synthetic_quality import quality_sentences
+
+        for line in quality_sentences(result.quality):
+            typer.echo(f"- Utility: {line}")
 
 
-def _domain_line(domain: dict) -> str:
-    source = domain.get("source")
-    if source == "dp-estimated":
-        return (
-            f"estimated with differential privacy (epsilon {domain['epsilon']:.4g}, delta "
-            f"{domain['delta']:.3g}; {domain['share']:.0%} of the budget, included in the epsilon above)"
+def _config(
+    method: str, epsilon: float | None, target_risk: str | None, rows: int | None, seed: int,
+    drop: list[str] | None, params: str | None,
+) -> Any:  # fmt: skip
+    """The flags as a :class:`~mipkit.workflows.synthesize.SynthesizeConfig` (the other flags named like its
+    fields), with the command line's limits on ``--rows`` and ``--seed`` and an explicit budget."""
+    from mipkit._validation import MipkitValueError
+    from mipkit.cli.flag_errors import flag_errors
+    from mipkit.cli.options import check_count, check_seed, config_from_flags, parse_params
+    from mipkit.workflows.synthesize import SynthesizeConfig
+
+    check_count("--rows", rows, kind="rows")
+    check_seed(seed)
+    target = parse_target_risk(target_risk) if target_risk is not None else None
+    drops = [c.strip() for item in drop or [] for c in item.split(",") if c.strip()]
+    with flag_errors("synthesize", FIELD_FLAGS):
+        config = config_from_flags(
+            SynthesizeConfig, target=target, drop=drops, random_state=seed, params=parse_params(params)
         )
-    if source == "public file":
-        return "public (--domain), no privacy cost"
-    return "read from the data (not private)"
+    if config.method != "ctgan" and epsilon is None and target is None:
+        raise MipkitValueError(f"--method {method} needs --epsilon (with --delta) or --target-risk.")
+    return config
 
 
 def register(app: typer.Typer) -> None:
@@ -135,64 +164,29 @@ def register(app: typer.Typer) -> None:
             help="A two-class column: the utility report adds train-on-synthetic / test-on-real.",
         ),
     ) -> None:
-        """Make private synthetic data: DP-WGAN-GP, AIM, MST or CTGAN, with a certificate of its privacy."""
+        """Make private synthetic data: DP-WGAN-GP, AIM, MST or CTGAN, with a certificate of its privacy.
+
+        (Long only by its option declarations.)"""
         from pathlib import Path
 
-        from mipkit._validation import MipkitValueError, check_choice
         from mipkit.cli._progress import FitProgress
-        from mipkit.cli.options import check_count, check_seed, hold_run_folder, parse_params
-        from mipkit.synthesize.peers import METHODS
-        from mipkit.workflows.synthesize.run import MAX_EPSILON
-
-        check_choice("method", method, METHODS, owner="mipkit synthesize")
-        if epsilon is not None and not 0 < epsilon <= MAX_EPSILON:
-            raise MipkitValueError(
-                f"--epsilon must be > 0 and at most {MAX_EPSILON:g} (above, nothing is certified). "
-                f"Got {epsilon:g}."
-            )
-        if not 0 < delta < 1:
-            raise MipkitValueError(f"--delta must be in (0, 1). Got {delta:g}.")
-        check_count("--rows", rows, kind="rows")
-        check_seed(seed)
-        if epsilon is not None and target_risk is not None:
-            raise MipkitValueError("Give --epsilon or --target-risk, not both.")
-        if method != "ctgan" and epsilon is None and target_risk is None:
-            raise MipkitValueError(f"--method {method} needs --epsilon (with --delta) or --target-risk.")
-        target = parse_target_risk(target_risk) if target_risk is not None else None
-        options = parse_params(params)
+        from mipkit.cli.flag_errors import flag_errors
+        from mipkit.cli.options import hold_run_folder
         from mipkit.data.domain import read_domain
-
-        dom = None if domain is None else read_domain(domain)
-        drops = [c.strip() for item in drop or [] for c in item.split(",") if c.strip()] or None
         from mipkit.data.io import read_table
-        from mipkit.workflows.synthesize.run import synthesize
+        from mipkit.workflows.synthesize import PrivateTable, synthesize
 
+        config = _config(method, epsilon, target_risk, rows, seed, drop, params)
+        dom = None if domain is None else read_domain(domain)
         hold_run_folder(out)  # checked, and locked until the command ends
-        table = read_table(data)
-        if quality_target is not None and quality_target not in table.columns:
-            raise MipkitValueError(f"--quality-target {quality_target!r} is not a column of {data}.")
-        with FitProgress(f"{method}: training", enabled=not as_json) as bar:
-            try:
-                result = synthesize(
-                    table, method=method, epsilon=epsilon, delta=delta, target=target, rows=rows,
-                    domain=dom, domain_share=domain_share, drop=drops, random_state=seed,
-                    noise_seed=noise_seed, progress=bar, checkpoint=Path(out) / CHECKPOINT, **options,
-                )  # fmt: skip
-            except TypeError as err:  # an unknown --params key
-                raise MipkitValueError(f"--params: {err}.") from None
+        data_table = PrivateTable(read_table(data), dom)
+        with (
+            FitProgress(f"{method}: training", enabled=not as_json) as bar,
+            flag_errors("synthesize", FIELD_FLAGS),
+        ):
+            result = synthesize(data_table, config, progress=bar, checkpoint=Path(out) / CHECKPOINT)
         result.write(out, raw_csv=raw_csv)
-        summary = {**result.summary(), "out": str(out)}
-        if quality or quality_target is not None:  # statistics of the real records: only when asked
-            from mipkit.synthesize.quality_report import quality_report
-
-            synth = result.synthetic
-            report = quality_report(table[list(synth.columns)], synth, target=quality_target, seed=seed)
-            summary["quality"] = report
         if as_json:
-            typer.echo(json.dumps(summary, allow_nan=False))
-        else:
-            _print_human(summary, out, list(result.certificate.notes))
-            from mipkit.report.synthetic_quality import quality_sentences
-
-            for line in quality_sentences(summary["quality"]) if "quality" in summary else ():
-                typer.echo(f"- Utility: {line}")
+            typer.echo(json.dumps({**result.json_summary(), "out": str(out)}, allow_nan=False))
+            return
+        _print_human(result, out)

@@ -7,11 +7,12 @@
 trained the model (``split.parquet``, as private as the data);
 ``--audit`` audits the fitted model against its certificate, its training rows against the held-out rows
 (which stand in for non-members).
-The work is :func:`mipkit.workflows.train_private.run.train_private`; this module turns the flags into its
-configuration (the risk-target flags are those of ``mipkit calibrate``) and prints a summary or one JSON
-object. A non-numeric feature needs ``--domain`` (its public levels, :mod:`mipkit.data.domain`; ``mipkit
-domain`` writes a template): levels read from the rows would reveal the training rows. The noise and the
-batches come from OS entropy unless ``--noise-seed`` is given.
+The work is :func:`mipkit.workflows.train_private.train_private`; this module turns the flags into its
+data (:class:`~mipkit.workflows.train_private.TrainingTable`) and configuration (the risk-target flags are
+those of ``mipkit calibrate``) and prints the result's paragraph and tables, or one JSON object. The command
+is long only by its option declarations. A non-numeric feature needs ``--domain`` (its public levels,
+:mod:`mipkit.data.domain`; ``mipkit domain`` writes a template): levels read from the rows would reveal the
+training rows. The noise and the batches come from OS entropy unless ``--noise-seed`` is given.
 """
 
 from __future__ import annotations
@@ -38,11 +39,16 @@ from mipkit.cli.options import (
     with_options,
 )
 
-OWNER = "mipkit train-private"
-
-
-MAX_LAYERS = 32
-"""Most hidden layers ``--hidden`` takes."""
+#: How the messages name the privacy's parts: the flags.
+PRIVACY_FLAGS = {
+    "target": "--target-risk",
+    "value": "--value",
+    "noise_multiplier": "--noise-multiplier",
+    "fpr": "--fpr",
+    "baseline": "--baseline",
+    "base_rate": "--base-rate",
+    "recall": "--recall",
+}
 
 
 def _hidden(text: str) -> tuple[int, ...]:
@@ -59,109 +65,14 @@ def _hidden(text: str) -> tuple[int, ...]:
         ) from None
     if widths == (0,):
         return ()
-    if any(w < 1 for w in widths):
-        raise MipkitValueError(
-            f"--hidden widths must be positive (0 alone: logistic regression). Got {text!r}."
-        )
-    if len(widths) > MAX_LAYERS:
-        raise MipkitValueError(f"--hidden must list at most {MAX_LAYERS} layers. Got {len(widths)}.")
     for w in widths:
-        check_count("--hidden", w, kind="width")
+        check_count("--hidden", w, kind="width", minimum=None)
     return widths
 
 
-def _risk_target(name: str | None, value: float | None, noise: float | None, given: dict) -> dict | None:
-    """The target dict of the flags, after checking that exactly one privacy setting is given."""
-    from mipkit._validation import MipkitValueError, check_choice
-    from mipkit.cli.calibrate import _FLAGS, TARGET_OPTIONS
-
-    if (name is None) == (noise is None):
-        raise MipkitValueError(
-            "Give the privacy either as a risk target (--target-risk NAME --value V) or as "
-            f"--noise-multiplier; got {'both' if name is not None else 'neither'}."
-        )
-    for key in ("fpr", "baseline", "base_rate", "recall"):
-        wanted = (
-            name is not None
-            and key in TARGET_OPTIONS[check_choice("target_risk", name, tuple(TARGET_OPTIONS))]
-        )
-        if given.get(key) is not None and not wanted:
-            users = [t for t, opts in TARGET_OPTIONS.items() if key in opts]
-            raise MipkitValueError(f"{_FLAGS[key]} applies only to --target-risk {' / '.join(users)}.")
-    if name is None:
-        if value is not None:
-            raise MipkitValueError("--value applies only with --target-risk.")
-        return None
-    tgt = check_choice("target_risk", name, tuple(TARGET_OPTIONS), owner=OWNER)
-    if value is None:
-        raise MipkitValueError(f"--target-risk {tgt} needs --value.")
-    params = {}
-    for key in TARGET_OPTIONS[tgt]:
-        if key == "delta":
-            params[key] = given["delta"]
-        elif given.get(key) is None:
-            raise MipkitValueError(f"--target-risk {tgt} needs {_FLAGS[key]}.")
-        else:
-            params[key] = given[key]
-    from mipkit.accounting.targets import target_from_dict
-
-    return target_from_dict({"name": tgt, "value": value, **params}).to_dict()  # validated here
-
-
-def _print_human(d: dict) -> None:
-    from rich.console import Console
-    from rich.markup import escape
-    from rich.table import Table
-
-    from mipkit.report.dpia import train_private_paragraph
-
-    typer.echo(train_private_paragraph(d))
-    typer.echo("")
-    console = Console()
-    table = Table(title="Private training (DP-SGD)", title_justify="left")
-    table.add_column("Quantity", style="bold")
-    table.add_column("Value", justify="right")
-    if d["target"]:
-        t = d["target"]
-        table.add_row("Risk target", f"{t['name']} <= {t['value']:g}")
-    table.add_row("Noise multiplier", f"{d['noise_multiplier']:.4g}")
-    table.add_row("Sample rate / steps", f"{d['sample_rate']:.4g} / {d['steps']}")
-    c = d["certified"]
-    table.add_row("Certified MIP eta", f"{c['eta']:.4g}")
-    table.add_row("Certified advantage", f"{c['advantage']:.4g}")
-    for fpr, bound in c["tpr_at_fpr"].items():
-        table.add_row(f"Certified TPR at FPR {fpr}", f"{bound:.4g}")
-    table.add_row(f"Certified epsilon (delta {c['delta']:g})", f"{c['epsilon']:.4g}")
-    table.add_row("Held-out accuracy", f"{d['test_accuracy']:.4f} (majority {d['majority_rate']:.4f})")
-    dom = d["domain"]
-    table.add_row(
-        "Encoding", f"public domain ({dom['columns']} columns)" if "columns" in dom else dom["source"]
-    )
-    console.print(table)
-    console.print(escape(f"Neighbours: {d['neighbours'].replace('_', '-')}, {d['premise']}."))
-    if d["noise_source"] != "os-entropy":
-        console.print(escape(f"Noise and batches {d['noise_source']} (--noise-seed)."))
-    audit = d.get("audit")
-    if audit:
-        audited = Table(title="Audit of the released model against its certificate", title_justify="left")
-        for col in ("Risk", "Measured", "Certified", "Within"):
-            audited.add_column(col, justify="left" if col == "Risk" else "right")
-        for fpr, r in audit["tpr_at_fpr"].items():
-            within = (
-                "NO (beyond sampling error)" if r["violation"] else "yes" if r["within"] else "point above"
-            )
-            audited.add_row(f"TPR at FPR {fpr}", f"{r['measured']:.4g}", f"{r['certified']:.4g}", within)
-        console.print(audited)
-        console.print(
-            escape(f"{audit['attack'].upper()} on {audit['members']} training rows vs {audit['non_members']} "
-                   f"held-out rows. {audit['note']}")
-        )  # fmt: skip
-    if d.get("run_dir"):
-        split = "; split.parquet: the rows trained on, keep it private" if d["held_out"]["file"] else ""
-        console.print(escape(f"Run folder: {d['run_dir']} (report.html{split})"))
-
-
 def register(app: typer.Typer) -> None:
+    """Add ``mipkit train-private`` to the app (its command is long only by its option declarations)."""
+
     @app.command("train-private")
     @with_options("target_params", target_parameters("--target-risk"))
     def train_private_command(
@@ -214,26 +125,30 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Train with DP-SGD to a risk target; writes the model and its certificate."""
         from mipkit.cli.options import check_count, check_seed, hold_run_folder
-        from mipkit.workflows.train_private.run import TrainPrivateConfig, train_private
+        from mipkit.workflows.train_private import TrainingTable, TrainPrivateConfig, train_private
+        from mipkit.workflows.train_private.config import privacy_from_parts
 
         check_count("--epochs", epochs, kind="steps", minimum=None)
         check_count("--batch-size", batch_size, kind="rows")
         check_seed(seed)
-        given = {**target_params(), "delta": delta}  # fpr, baseline, base_rate, recall and delta
-        cfg = config_from_flags(  # the flags named like TrainPrivateConfig's fields, and these
-            TrainPrivateConfig,
-            drop=comma_names(drop) or (),
-            risk_target=_risk_target(target_risk, value, noise_multiplier, given),
-            hidden=_hidden(hidden),
+        risk_target = privacy_from_parts(
+            target_risk, value, target_params(), noise_multiplier, delta=delta, names=PRIVACY_FLAGS
         )
-        cfg.classifier()._privacy()  # the target and the privacy settings, before the table is read
+        cfg = config_from_flags(  # the flags named like TrainPrivateConfig's fields, and these
+            TrainPrivateConfig, drop=comma_names(drop) or (), risk_target=risk_target, hidden=_hidden(hidden)
+        )  # checked, the target and the privacy settings included, before the table is read
+        table = TrainingTable(data, target, domain=domain, id_column=id_column)
         hold_run_folder(out)  # checked, and locked until the command ends
         if as_json:
-            result = train_private(cfg, out)
-            echo_json(result.to_dict())
+            echo_json(train_private(table, cfg, out=out).to_dict())
             return
+        from rich.console import Console
+
         from mipkit.cli._progress import FitProgress
+        from mipkit.cli._tables import print_tables
 
         with FitProgress("DP-SGD steps") as progress:  # the bar starts at the first step
-            result = train_private(cfg, out, progress=progress)
-        _print_human(result.to_dict())
+            result = train_private(table, cfg, out=out, progress=progress)
+        typer.echo(result.summary())
+        typer.echo("")
+        print_tables(result.tables(), Console())

@@ -6,8 +6,8 @@ an f-DP mechanism for **replace-one** neighbours is eta-MIP with ``eta = adv/2``
 sensitivity (``||q(D) - q(D')||`` for datasets that differ by replacing one record, as in the MIP game), so
 the curves are the replace-one curves. Inverting ``eta = adv/2`` gives the noise a DP mechanism needs for a
 given ``eta``; the Gaussian and exact Laplace answers are calls of the one calibration routine,
-``calibrate(gaussian_family(L, neighbours="replace_one"), EtaTarget(eta))``
-(:func:`mipkit.accounting.calibrate`), which returns the closed forms below checked in 60-digit
+``calibrate_noise(gaussian_family(L, neighbours="replace_one"), EtaTarget(eta))``
+(:func:`mipkit.accounting.calibrate_noise`), which returns the closed forms below checked in 60-digit
 arithmetic:
 
 - Laplace mechanism, exact curve (one output coordinate): ``adv = 1 - exp(-L/(2b))``, so
@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from mipkit._validation import MipkitValueError, check_choice, check_eta, check_positive, check_positive_int
-from mipkit.accounting.calibration import calibrate, gaussian_family, laplace_family
+from mipkit.accounting.calibration import calibrate_noise, gaussian_family, laplace_family
 from mipkit.accounting.targets import EtaTarget
 from mipkit.mechanisms.noise_samplers import ExpNormNoise, GaussianNoise, NoiseLaw
 
@@ -77,7 +77,7 @@ def laplace_scale_for_eta(eta: float, sensitivity: float, *, method: str = "exac
     check_choice("method", method, ("exact-curve", "thm4"), owner="laplace_scale_for_eta")
     if method == "exact-curve":
         # the smallest b whose exact curve gives eta, to a relative 1e-12: L / (-2 log(1 - 2 eta))
-        return calibrate(laplace_family(sens, neighbours="replace_one"), EtaTarget(e), rtol=1e-12).noise
+        return calibrate_noise(laplace_family(sens, neighbours="replace_one"), EtaTarget(e), rtol=1e-12).noise
     return sens / epsilon_for_eta(e)
 
 
@@ -86,11 +86,12 @@ def gaussian_sigma_for_eta(eta: float, l2_sensitivity: float) -> float:
 
     The mechanism is mu-GDP with ``mu = L2/sigma`` (Dong, Roth & Su 2022, Thm 2.7); its largest TPR - FPR is
     ``2 Phi(mu/2) - 1`` in any dimension, and ``eta = adv/2`` (docs/theory.md section 1, f-DP implies MIP).
-    ``L2`` is the replace-one sensitivity. The closed form, checked by :func:`mipkit.accounting.calibrate`.
+    ``L2`` is the replace-one sensitivity. The closed form, checked by
+    :func:`mipkit.accounting.calibrate_noise`.
     """
     e = check_eta(eta, owner="gaussian_sigma_for_eta")
     sens = check_positive("l2_sensitivity", l2_sensitivity, owner="gaussian_sigma_for_eta")
-    return calibrate(gaussian_family(sens, neighbours="replace_one"), EtaTarget(e)).noise
+    return calibrate_noise(gaussian_family(sens, neighbours="replace_one"), EtaTarget(e)).noise
 
 
 def exp_norm_l2_scale_for_eta(eta: float, l2_sensitivity: float) -> float:

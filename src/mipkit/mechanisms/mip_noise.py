@@ -31,7 +31,8 @@ Two ways to use ``fit(X, y)`` (``train_on=``):
 The certificate (``certificate_``) says which case applies (``exact``), how sigma was obtained, and the
 noise per coordinate. An estimated sigma, and the noise scaled by it, are statistics of the private data:
 :meth:`MIPNoise.release` is the copy to publish, without them (and without the fits on halves and the
-secret half).
+secret half). The released estimator holds the noised parameters and the schema alone, none of the wrapped
+estimator's other fitted state (:mod:`mipkit.mechanisms.published`).
 """
 
 from __future__ import annotations
@@ -53,6 +54,7 @@ from mipkit.game.trainers import trainer_class
 from mipkit.mechanisms.certificate import MIPCertificate, certify_noise, seed_of
 from mipkit.mechanisms.mip_calibration import MIP_PARAMETERS, MIPParams, check_mip_params
 from mipkit.mechanisms.noise_samplers import NoiseLaw
+from mipkit.mechanisms.published import published_estimator
 from mipkit.mechanisms.spread import (
     DEFAULT_ATTRIBUTES,
     fit_on_halves,
@@ -62,6 +64,9 @@ from mipkit.mechanisms.spread import (
 )
 
 __all__ = ["MIPNoise", "MIPRelease", "load_estimator", "mip_release"]
+
+PROBE_ROWS = 8
+"""Training rows on which the released estimator must predict as the fitted one does (checked, not kept)."""
 
 
 def load_estimator(import_path: str, params: dict | None = None) -> BaseEstimator:
@@ -108,9 +113,12 @@ def _estimator_has(attr: str):
 class MIPNoise(MetaEstimatorMixin, BaseEstimator):
     """Make any estimator with numeric fitted parameters eta-MIP by adding calibrated noise to them.
 
-    See the module docstring for what the guarantee covers. After ``fit``, ``estimator_`` is a fitted
-    copy of ``estimator`` whose ``attributes`` hold the *noisy* parameters, so ``predict`` /
-    ``predict_proba`` use the released model; the noise-free parameters are not kept.
+    See the module docstring for what the guarantee covers. After ``fit``, ``estimator_`` is an unfitted
+    clone of ``estimator`` given the *noisy* ``attributes`` and the public schema alone
+    (:func:`~mipkit.mechanisms.published.published_estimator`), so ``predict`` / ``predict_proba`` use the
+    released model; the noise-free parameters and the estimator's other fitted state (statistics of the
+    private data the certificate does not cover) are not kept, and an estimator that needs that state to
+    predict is refused.
 
     Parameters
     ----------
@@ -155,7 +163,7 @@ class MIPNoise(MetaEstimatorMixin, BaseEstimator):
     Attributes
     ----------
     estimator_ : estimator
-        Fitted copy with the noisy parameters.
+        Clone holding the noisy parameters and the schema (classes, feature count and names) only.
     certificate_ : MIPCertificate
     noise_ : NoiseLaw
         The law of the added noise.
@@ -251,6 +259,8 @@ class MIPNoise(MetaEstimatorMixin, BaseEstimator):
         except ValueError as err:
             raise MipkitValueError(f"Fitting {type(est).__name__} failed: {err}") from None
         theta, shapes = get_parameters(est, attrs)
+        probe = _safe_indexing(Xt, np.arange(min(PROBE_ROWS, train_idx.size)))
+        est = published_estimator(est, attrs, probe)  # the noised attributes and the schema alone
         outputs = masks = None
         if self.sigma is None:
             outputs, masks = fit_on_halves(
@@ -297,11 +307,14 @@ class MIPNoise(MetaEstimatorMixin, BaseEstimator):
         secret half (``train_indices_``, whose knowledge undoes the guarantee of ``train_on="half"``) and,
         with an estimated sigma, the noise law and the certificate's estimates
         (:meth:`MIPCertificate.redacted`), statistics of the private data; ``include_estimates`` keeps the
-        last two. ``predict`` and ``predict_proba`` work on the copy.
+        last two. ``estimator_`` holds the noisy parameters and the schema alone (see :meth:`fit`), and the
+        ``estimator`` parameter is an unfitted clone, whatever was passed. ``predict`` and
+        ``predict_proba`` work on the copy.
         """
         out = copy.copy(self)
         for name in ("half_outputs_", "half_masks_", "train_indices_"):
             out.__dict__.pop(name, None)
+        out.estimator = clone(self.estimator)
         out.certificate_ = self.certificate_.redacted(include_estimates=include_estimates)
         if out.certificate_.estimates_withheld:
             out.__dict__.pop("noise_", None)

@@ -14,9 +14,12 @@ from mipkit.accounting.wording import describe_mechanism
 from mipkit.report.plain_language import pct, relation_phrase
 
 __all__ = [
+    "audit_noise_paragraph",
     "audit_paragraph",
     "calibration_paragraph",
     "nearest_key",
+    "one_run_paragraph",
+    "protect_paragraph",
     "relation_words",
     "risk_paragraph",
     "train_private_paragraph",
@@ -280,3 +283,192 @@ def train_private_paragraph(d: Mapping[str, Any]) -> str:
     if d.get("noise_source", "os-entropy") != "os-entropy":
         premise += " (here from a seed: a test run, not a release)"
     return " ".join(p for p in (released, headline, meaning, premise + ".") if p)
+
+
+def _noise_premise(cert: Mapping[str, Any]) -> str:
+    """The premise of a MIP-noise certificate in words, the data-dependent part first."""
+    fits = cert.get("n_fits")
+    if cert.get("released_with") not in (None, cert.get("calibration")):
+        return "the sensitivity bound given for the DP noise holds"
+    if str(cert.get("sigma_source", "")).startswith("estimated"):
+        text = (
+            f"sigma, the spread of the parameters that the noise is calibrated to, was estimated from {fits} "
+            "fits on the private data, so the guarantee holds only if that estimate bounds the true spread"
+        )
+        if cert.get("train_on") == "all":
+            text += (
+                "; those fits ran on the training records themselves (train_on='all'), so the calibration "
+                "depends on the records released: a heuristic, not a guarantee (an a-priori sigma or "
+                "train_on='half' removes this premise)"
+            )
+        return text
+    if not cert.get("exact", True):
+        return (
+            "sigma was given a priori, but the published izzo2024 sampler is proven for one parameter only, "
+            "so the guarantee is approximate"
+        )
+    return "sigma, given a priori, bounds the spread of the parameters over random halves of the pool"
+
+
+def _pool_words(cert: Mapping[str, Any], n: Any) -> str:
+    if cert.get("train_on") == "half":
+        return f"the pool is the {n} records passed and the model was trained on a secret random half of them"
+    return f"the {n} training records are a uniformly random half of a pool twice as large"
+
+
+def _noise_source_words(cert: Mapping[str, Any]) -> str:
+    if cert.get("noise_source", "os-entropy") == "os-entropy":
+        return "the noise was drawn from the operating system's entropy"
+    return "the noise was drawn from a seed (a test run, not a release: not private against whoever holds it)"
+
+
+def protect_paragraph(d: Mapping[str, Any]) -> str:
+    """The headline paragraph of ``mipkit protect``: what was released, eta in words, the premises with the
+    data-dependent ones first.
+
+    Parameters
+    ----------
+    d : mapping
+        :meth:`mipkit.workflows.protect.ProtectResult.to_dict`: the certificate's fields with ``model``,
+        ``attributes`` and ``n_records``.
+    """
+    name = str(d.get("model") or "model").rsplit(".", 1)[-1]
+    n = d.get("n_records")
+    trained = f"a random half of {n} records" if d.get("train_on") == "half" else f"{n} records"
+    attrs = ", ".join(d.get("attributes") or ())
+    released = (
+        f"Released: a {name} model trained on {trained}, with {d['released_with']} noise added to its "
+        f"{d['dim']} parameters ({attrs}); the released model holds those noisy parameters and the schema, "
+        "nothing else fitted on the data."
+    )
+    bound = float(d["accuracy_bound"])
+    p = float(d.get("membership_probability", 0.5))
+    base = max(p, 1.0 - p)
+    chance = "50% by guessing" if p == 0.5 else f"{pct(base)} by always guessing 'out' (an odd pool)"
+    headline = (
+        f"Headline risk: an attacker guessing whether a given record was in the training data is right at "
+        f"most {pct(bound)} of the time ({'1/2' if p == 0.5 else 'max(k/n, 1 - k/n)'} + eta, eta = "
+        f"{d['eta']:g}), against {chance}."
+    )
+    meaning = (
+        "What it means: whatever the attacker knows about the other records, the algorithm and the noise "
+        f"law, the released parameters raise its chance of a right guess by at most {pct(float(d['eta']))}."
+    )
+    premise = (
+        f"Premise: {_noise_premise(d)}; {_pool_words(d, n)}; {_noise_source_words(d)}; and nothing else "
+        "computed from the data is released."
+    )
+    return " ".join((released, headline, meaning, premise))
+
+
+def audit_noise_paragraph(d: Mapping[str, Any]) -> str:
+    """The headline paragraph of ``mipkit audit-noise``: the measured accuracy of the optimal attack against
+    the certificate's bound, and the premises (the data-dependent ones first).
+
+    Parameters
+    ----------
+    d : mapping
+        :meth:`mipkit.workflows.audit_noise.AuditNoiseResult.to_dict`: ``game``, ``certificate``,
+        ``intervals``, ``model`` and ``n_records``.
+    """
+    game, cert, iv = d["game"], d["certificate"], d["intervals"]
+    name = str(d.get("model") or "model").rsplit(".", 1)[-1]
+    n_rel = game["trials"] // max(1, len(game["per_target"]))
+    audited = (
+        f"Audited: MIP noise ({cert['released_with']}, eta = {cert['eta']:g}) on a {name} model, with the "
+        f"{d.get('n_records')} records as the pool: {n_rel} releases, each trained on a random half with "
+        f"fresh noise, attacked by the Bayes-optimal attacker (posterior {game['posterior']}) on the "
+        f"{len(game['per_target'])} most exposed records."
+    )
+    lo, hi = iv["accuracy_ci"]
+    bound = float(iv["bound"])
+    p = float(game.get("membership_probability", 0.5))
+    chance = "50% by guessing" if p == 0.5 else f"{pct(max(p, 1 - p))} by always guessing 'out' (an odd pool)"
+    headline = (
+        f"Headline risk: the attacker told whether a record was in the released half {pct(iv['accuracy'])} "
+        f"of the time (95% interval {pct(lo)} to {pct(hi)}, allowing for guesses that share a release or a "
+        f"record), against the certificate's bound of {pct(bound)} and {chance}."
+    )
+    meaning = (
+        "What it means: the measurement is ABOVE the bound: the noise is too small for this data."
+        if iv["verdict"] == "above the bound"
+        else "What it means: the measurement is within the bound: the attack found no more than the noise "
+        "allows."
+    )
+    premise = (
+        f"Premise: {_noise_premise(cert)}; a measurement by one attack on these records and releases, which "
+        "can show the calibration wrong but not prove it right."
+    )
+    return " ".join((audited, headline, meaning, premise))
+
+
+def _one_run_meaning(d: Mapping[str, Any]) -> str:
+    """The what-it-means sentence of a one-run audit: against the certificate, or without one."""
+    eps, cert = float(d["epsilon_lower"]), d.get("certified_epsilon")
+    if cert is not None and eps > float(cert):
+        meaning = (
+            f"What it means: the bound is ABOVE the certified epsilon {cert:.3g} (add or remove one record, "
+            "same delta): the certificate does not hold for this training, so the training code or its "
+            "privacy accounting is wrong"
+        )
+    elif cert is not None:
+        meaning = (
+            f"What it means: the bound is below the certified epsilon {cert:.3g} (add or remove one record, "
+            "same delta), so this audit found nothing against the certificate"
+        )
+    elif eps > 0:
+        meaning = (
+            f"What it means: any claim that this training is differentially private with an epsilon below "
+            f"{eps:.3g} at this delta is false (the trainer states no certificate to compare with)"
+        )
+    else:
+        meaning = (
+            "What it means: this audit found no leak it could tell apart from chance (not a proof that there "
+            "is none)"
+        )
+    limit = (d.get("config") or {}).get("fail_above")
+    if limit is not None:
+        side = "above" if eps > float(limit) else "within"
+        meaning += f"; the bound is {side} the stated limit (epsilon <= {limit:g})"
+    return meaning + "."
+
+
+def one_run_paragraph(d: Mapping[str, Any]) -> str:
+    """The headline paragraph of ``mipkit audit-one-run``: what was audited, the one-run lower bound on
+    epsilon in words, what it means, and its premises.
+
+    Parameters
+    ----------
+    d : mapping
+        The one-run audit's ``to_dict()`` (``results.json`` of its run folder, with ``config``).
+    """
+    config = d.get("config") or {}
+    name = _model_name({"trainer": {"import_path": d.get("model")}}) or "the model"
+    data = config.get("data")
+    m, included = d["canaries"], d["canaries_included"]
+    audited = (
+        f"Audited: one training run of {name}{f' on {data}' if data else ''}, {d['n_train']} training "
+        f"records, {included} of them canaries: {m} records each put into the training data with "
+        "probability 1/2, whose membership the auditor then guessed from the model's loss on them."
+    )
+    eps, delta, conf = float(d["epsilon_lower"]), float(d["delta"]), float(d["confidence"])
+    headline = (
+        f"Headline risk: {d['correct']} of {d['guesses']} guesses were right; with {pct(conf)} confidence "
+        f"the training is no better than (epsilon = {eps:.3g}, delta = {delta:g}) differentially private"
+        if eps > 0
+        else f"Headline risk: {d['correct']} of {d['guesses']} guesses were right, no more than chance "
+        f"explains with {pct(conf)} confidence: the lower bound on epsilon is 0 (at delta = {delta:g})"
+    )
+    kind = config.get("canary_kind", "mislabeled")
+    canaries = f"the canaries are {m} of the records of this table" + (
+        ", each with its label changed to another class at random, so that a model fits it only by "
+        "memorising it"
+        if kind == "mislabeled"
+        else ", as they are"
+    )
+    premise = (
+        f"Premise: {canaries}; the bound (Steinke, Nasr and Jagielski 2023) holds whatever the data, because "
+        "each canary went in by an independent coin flip; it is a lower bound, so a stronger attack or more "
+        "canaries may raise it, and it never shows that the training is private."
+    )
+    return " ".join((audited, headline + ".", _one_run_meaning(d), premise))

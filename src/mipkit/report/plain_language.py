@@ -229,10 +229,22 @@ def _f(x, digits: int = 3) -> str:
     return "n/a" if x is None else f"{x:.{digits}f}"
 
 
-def copies_sentences(copies: dict | None, confidence: float = 0.95) -> list[str]:
-    """What the copy counts say, in the words the verdict uses (:mod:`mipkit.metrics.copies`)."""
+def copies_says(rate: dict, confidence: float = 0.95) -> tuple[str, list[float]]:
+    """What one copy rate (a :func:`mipkit.metrics.copies.copy_rates` entry) says, and its interval: the
+    words of :func:`copies_sentences` and of the synthetic audit's DPIA paragraph."""
     from mipkit.metrics.copies import excess_interval
 
+    lo, hi = excess_interval(rate, confidence)
+    if lo > 0:
+        says = f"the synthetic data copies about {_f(100 * rate['excess'], 1)}% of its training records"
+        return says, [lo, hi]
+    if hi <= 0.01:
+        return "no more than chance gives", [lo, hi]
+    return f"no measurable excess, up to {_f(100 * hi, 1)}% of training records not ruled out", [lo, hi]
+
+
+def copies_sentences(copies: dict | None, confidence: float = 0.95) -> list[str]:
+    """What the copy counts say, in the words the verdict uses (:mod:`mipkit.metrics.copies`)."""
     if not copies:
         return []
     out = []
@@ -241,16 +253,10 @@ def copies_sentences(copies: dict | None, confidence: float = 0.95) -> list[str]
         r = copies.get(key)
         if r is None:
             continue
-        lo, hi = excess_interval(r, confidence)
+        says, (lo, hi) = copies_says(r, confidence)
         ref = "for unseen records"
         if copies["reference"] != "unseen records":
             ref = "with a twin among the other training records (no unseen records)"
-        if lo > 0:
-            says = f"the synthetic data copies about {_f(100 * r['excess'], 1)}% of its training records"
-        elif hi <= 0.01:
-            says = "no more than chance gives"
-        else:
-            says = f"no measurable excess, up to {_f(100 * hi, 1)}% of training records not ruled out"
         out.append(
             f"Copies: {_f(100 * r['share'], 2)}% of training records have {what} in the synthetic data, "
             f"against {_f(100 * r['reference_share'], 2)}% {ref} (excess {_f(r['excess'])}, "

@@ -1,6 +1,6 @@
 """Rebuild the report of an ``audit-synthetic`` run folder: plain-language summary, tables and figures.
 
-Everything here reads the ``results.json`` fields (``SyntheticAuditResult.to_dict()``) and the run folder's
+Everything here reads the ``results.json`` fields (``AuditSyntheticResult.to_dict()``) and the run folder's
 ``scores.parquet``, so a report rebuilt from a run folder equals the one written with the run.
 """
 
@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from mipkit.report.audit_verdict_report import status_text
+from mipkit.report.dpia_synthetic import audit_synthetic_paragraph
 from mipkit.report.html import Figure, Section, figure_to_png, plain_log_ticks
 from mipkit.report.plain_language import copies_sentences
 from mipkit.report.results import read_parquet_file, read_results
@@ -109,7 +110,7 @@ def summary_sentences(res: dict) -> list[str]:
 
 
 def summary_rows(summary: dict) -> list[tuple[str, str]]:
-    """``(measure, value)`` rows of the headline numbers of ``SyntheticAuditResult.summary()``."""
+    """``(measure, value)`` rows of the headline numbers of ``AuditSyntheticResult.json_summary()``."""
     nn, dcr = summary["nnaa"], summary["dcr"]
     ci = nn.get("privacy_loss_ci") or [None, None]
     auc_ci = dcr.get("auc_ci") or [None, None]
@@ -184,8 +185,7 @@ def _anonymity_sentences(res: dict) -> list[str]:
         out.append(
             f"Linkability ({' + '.join(lk['aux_cols'][0])} | {' + '.join(lk['aux_cols'][1])}, "
             f"{lk['n_neighbors']} nearest): the two halves of {_fmt(100 * lk['attack_success']['value'], 1)}"
-            "% "
-            "of training records are joined through a synthetic record"
+            "% of training records are joined through a synthetic record"
             + ("" if ctl is None else f", of unseen records {_fmt(100 * ctl['value'], 1)}%")
             + f"; {_risk_text(lk['risk'])}."
         )
@@ -400,7 +400,7 @@ def _dcr_section(rows: list, figures: list[Figure]) -> Section:
 
 
 def build(run_dir: str | Path) -> tuple[str, list[str], list[Section]]:
-    """``(title, summary, sections)`` of an ``audit-synthetic`` run folder."""
+    """``(title, summary, sections)`` of an ``audit-synthetic`` run folder (the DPIA paragraph first)."""
     run_dir = Path(run_dir)
     res = read_results(run_dir)
     title = "Synthetic data audit"
@@ -497,4 +497,4 @@ def build(run_dir: str | Path) -> tuple[str, list[str], list[Section]]:
         sections.append(anonymity)
     if certified is not None:
         sections.append(certified_section(certified))
-    return title, summary_sentences(res), sections
+    return title, [audit_synthetic_paragraph(res, certified), *summary_sentences(res)], sections

@@ -110,7 +110,7 @@ def certified_audit_bounds(certificate: SynthesisCertificate, audit: Any) -> dic
     Parameters
     ----------
     certificate : SynthesisCertificate
-    audit : SyntheticAuditResult or dict
+    audit : AuditSyntheticResult or dict
         The audit (its ``to_dict()`` payload is enough; the full ROC needs the result object).
 
     Returns
@@ -204,7 +204,7 @@ def audit_with_certificate(
     """:func:`certified_audit_bounds`; with ``run_dir`` (the audit's run folder, already written) also
     written to ``run_dir/certified_bounds.json`` and, with ``report``, drawn into its ``report.html``, the two
     renamed into place together (``mipkit audit-synthetic --certificate`` writes the bounds with the audit's
-    files instead: :meth:`SyntheticAuditResult.write` with ``certified``)."""
+    files instead: :meth:`AuditSyntheticResult.write`)."""
     out = certified_audit_bounds(certificate, audit)
     if run_dir is not None:
         from pathlib import Path

@@ -15,8 +15,8 @@ What runs, per critic step (docs/synthesize.md; docs/theory.md sections 3, 8 and
 
 The run is the composition of ``n_generator x n_critic`` Poisson-subsampled Gaussian steps with ratios
 ``z_t``: :class:`~mipkit.accounting.heterogeneous.HeterogeneousSubsampledGaussian`, accounted exactly by PLD.
-The scale of the ratios is calibrated with :func:`mipkit.accounting.calibrate` to ``(epsilon, delta)`` or to
-any mipkit risk target, for the planned steps; the certificate composes the steps that ran.
+The scale of the ratios is calibrated with :func:`mipkit.accounting.calibrate_noise` to ``(epsilon,
+delta)`` or to any mipkit risk target, for the planned steps; the certificate composes the steps that ran.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 The ratio schedule ``z_t = z w_t`` is fixed before the data are touched (``w_t = 1``, or a geometric decay in
 a few groups), and the scale ``z`` is the smallest whose composition over the planned steps meets the target
-(:func:`mipkit.accounting.calibrate` on the plan's
+(:func:`mipkit.accounting.calibrate_noise` on the plan's
 :class:`~mipkit.accounting.HeterogeneousSubsampledGaussian` records, for the relation the target needs:
 replace-one for the MIP game's eta, else the asked one; docs/theory.md section 3).
 """
@@ -102,7 +102,7 @@ def plan_run(
         EtaTarget,
         HeterogeneousSubsampledGaussian,
         MechanismFamily,
-        calibrate,
+        calibrate_noise,
     )
 
     risk_target = EpsilonTarget(delta=schedule.delta, value=epsilon) if target is None else target
@@ -144,7 +144,7 @@ def plan_run(
         params={"sample_rate": q, "steps": steps, "noise_decay": schedule.noise_decay},
         method="Brent on log(noise) over a pessimistic PLD, re-checked on a finer PLD",
     )
-    cal = calibrate(family, risk_target)
+    cal = calibrate_noise(family, risk_target)
     z, cal_dict = cal.noise, cal.to_dict()
     cal_dict["target_record"] = risk_target.to_dict()
     cal_dict["neighbours"] = relation

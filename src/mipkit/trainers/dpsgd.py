@@ -6,7 +6,7 @@ The network and the training loop are :class:`~mipkit.trainers.TorchMLPClassifie
 ``noise_multiplier * max_grad_norm`` on the clipped sum, ``T = epochs * ceil(N / batch_size)`` steps, with
 ``N`` the number of training rows (or the public ``dataset_size``). Privacy is given either as the noise
 multiplier or as a risk target (MIP eta, advantage, TPR at FPR, success, precision or epsilon;
-:mod:`mipkit.accounting.targets`), which :func:`mipkit.accounting.calibrate` turns into the least noise
+:mod:`mipkit.accounting.targets`), which :func:`mipkit.accounting.calibrate_noise` turns into the least noise
 multiplier for *that* ``q`` and ``T`` on mipkit's pessimistic PLD (docs/theory.md section 3), before any
 gradient is computed. After training, the ``q`` and ``T`` that ran are checked against the ones accounted
 for, and the fitted estimator holds a :class:`DPSGDCertificate`.
@@ -98,10 +98,10 @@ def _calibrated(target_key: str, sample_rate: float, steps: int, neighbours: str
     fits of an audit calibrate once per worker."""
     import json
 
-    from mipkit.accounting import calibrate, dpsgd_family, target_from_dict
+    from mipkit.accounting import calibrate_noise, dpsgd_family, target_from_dict
 
     target = target_from_dict(json.loads(target_key))
-    return calibrate(dpsgd_family(sample_rate=sample_rate, steps=steps, neighbours=neighbours), target)
+    return calibrate_noise(dpsgd_family(sample_rate=sample_rate, steps=steps, neighbours=neighbours), target)
 
 
 @functools.lru_cache(maxsize=64)

@@ -265,7 +265,7 @@ def run_demo(
     from mipkit.accounting.risk import eta_from_dp
     from mipkit.mechanisms.mip_noise import MIPNoise
     from mipkit.report import rebuild_report, write_results
-    from mipkit.workflows.audit.run import AuditConfig, run_audit
+    from mipkit.workflows.audit import AuditConfig, audit
 
     def announce(text: str) -> None:
         if say is not None:
@@ -282,7 +282,7 @@ def run_demo(
         n_models=K,
         n_targets=T,
         seed=seed,
-    ).validate()  # bad K or seed: refused before anything is written
+    )  # bad K or seed: refused before anything is written
     pool, X_test, y_test = _load(seed)
     out.mkdir(parents=True, exist_ok=True)
     certify = demo_guarantee_sentence(1.0, eta_from_dp(1.0))
@@ -291,7 +291,7 @@ def run_demo(
     announce(f"Auditing an unprotected random forest ({K} models on random halves)...")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        before = _fields(run_audit(base, out / "before", progress=progress, dataset=pool, write_report=False))
+        before = _fields(audit(pool, base, run_dir=out / "before", progress=progress, report=False))
         plain = RandomForestClassifier(**DEMO_PARAMS, random_state=seed).fit(pool.X, pool.y)
         acc_before = float(plain.score(X_test, y_test))
 
@@ -318,9 +318,7 @@ def run_demo(
             seed=seed,
         )
         announce("Auditing the protected model...")
-        after = _fields(
-            run_audit(protected, out / "after", progress=progress, dataset=small, write_report=False)
-        )
+        after = _fields(audit(small, protected, run_dir=out / "after", progress=progress, report=False))
         accs = [
             float(
                 ProtectedLogisticRegression(C=DEMO_PROTECTED_C, eta=DEMO_ETA, sigma=sigma, random_state=seed)

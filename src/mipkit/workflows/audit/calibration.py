@@ -3,7 +3,7 @@
 A *null trainer* outputs seeded uniform noise whatever it was trained on, so no attack can do better than
 chance and every "measurably reveals" is a false alarm. :func:`null_audit` runs exactly the audit's code
 after the fits (:func:`mipkit.workflows.audit.measure.measure`, same seeding as
-:func:`mipkit.workflows.audit.run.run_audit`) on the null trainer's outputs, and reports the headline under
+:func:`mipkit.workflows.audit.run.audit`) on the null trainer's outputs, and reports the headline under
 the uncorrected rule (Clopper-Pearson on pooled trials, strongest attack, no correction) and under mipkit's
 (two-way cluster bootstrap, simultaneous over the attacks). ``tests/verdicts`` and
 ``benchmarks/verdict_calibration_model.py`` count false alarms over many seeds (docs/theory.md section 11).
@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from mipkit._random import spawn_seeds
 from mipkit.attacks.registry import AttackInputs
 from mipkit.game.trainers import register_trainer
 from mipkit.workflows.audit.config import AuditConfig
@@ -53,7 +54,7 @@ class NullTrainer(ClassifierMixin, BaseEstimator):
 def null_audit(X: np.ndarray, y: np.ndarray, config: AuditConfig) -> dict:
     """The audit of :class:`NullTrainer` on ``(X, y)`` under ``config`` (its seed, models, attacks), without
     fits or a run folder: the same membership matrix, fit seeds and analysis as
-    :func:`mipkit.workflows.audit.run.run_audit`.
+    :func:`mipkit.workflows.audit.run.audit`.
 
     Returns
     -------
@@ -65,12 +66,10 @@ def null_audit(X: np.ndarray, y: np.ndarray, config: AuditConfig) -> dict:
     """
     from mipkit.game.splits import independent_halves
 
-    config = config.validate()
-    n, K, T = len(y), config.n_models, config.n_targets
+    n, K, T = len(y), config.n_models, config.n_targets_used
     ss_members, ss_fits, ss_eval = np.random.SeedSequence(config.seed).spawn(3)
     in_mask = independent_halves(n, K, random_state=np.random.default_rng(ss_members))
-    fit_seeds = np.random.default_rng(ss_fits).integers(0, 2**31 - 1, size=K)
-    probs = np.stack([NullTrainer(int(s)).fit(X, y).predict_proba(X) for s in fit_seeds])
+    probs = np.stack([NullTrainer(s).fit(X, y).predict_proba(X) for s in spawn_seeds(ss_fits, K)])
     inputs = AttackInputs(
         probs=probs,
         y=np.asarray(y),

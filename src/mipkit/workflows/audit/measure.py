@@ -53,7 +53,7 @@ def measure(inputs: AttackInputs, config: AuditConfig) -> tuple[dict, dict, dict
     inputs : AttackInputs
         The models' outputs and memberships; its ``random_state`` draws the cross-fitting folds.
     config : AuditConfig
-        Validated; ``seed`` seeds the bootstrap (its own stream), ``n_boot`` and ``confidence`` size it.
+        Its ``seed`` seeds the bootstrap (its own stream), ``n_boot`` and ``confidence`` size it.
 
     Returns
     -------
@@ -97,15 +97,17 @@ def measure_slices(
     labels: np.ndarray,
     y: np.ndarray,
     classes: np.ndarray,
+    *,
+    label: str = "label",
 ) -> SliceSummary | None:
-    """Per-subgroup metrics of the strongest attack (largest held-out eta): by true class and by every
-    ``slice_by`` column, with the audit's own hard guesses and the two-way cluster bootstrap restricted to
-    each subgroup's records (:func:`mipkit.metrics.slices.slice_summary`). None without a score attack."""
+    """Per-subgroup metrics of the strongest attack (largest held-out eta): by true class (the column
+    ``label``, the target's name) and by every ``slice_by`` column, with the audit's own hard guesses and the
+    two-way cluster bootstrap restricted to each subgroup's records (:func:`mipkit.metrics.slices.
+    slice_summary`). None without a score attack."""
     if not summaries:
         return None
     best = max(summaries, key=lambda a: summaries[a].eta.eta)  # the first one on a tie, as AuditResult
     T, n = labels.shape
-    label = config.target or "label"
     groups = {label: np.asarray(classes)[y].astype(str), **records.slices}
     return slice_summary(
         scores[best],

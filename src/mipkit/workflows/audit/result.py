@@ -26,6 +26,7 @@ __all__ = [
     "FITTED_MODEL",
     "NOTES",
     "QUESTIONS",
+    "RUN_FILES",
     "SCORES_FILE",
     "TRAINING_PROCEDURE",
     "VULNERABILITY_FPR",
@@ -174,12 +175,12 @@ def _headline_json(stats: Mapping[str, Any] | None) -> dict | None:
 
 @dataclass(frozen=True, eq=False)
 class AuditResult:
-    """What :func:`mipkit.workflows.audit.run.run_audit` measured (frozen; raw counts kept).
+    """What :func:`mipkit.workflows.audit.run.audit` measured (frozen; raw counts kept).
 
     Attributes
     ----------
     config : AuditConfig
-        The validated configuration of the run.
+        The settings of the run.
     summaries : dict row -> AttackSummary
         ROC metrics, TPR at FPR, eta and precision of every score attack row (``"loss"``, ``"lira-online"``,
         ...), each with its raw counts; intervals at :attr:`AuditConfig.confidence` on demand.
@@ -206,7 +207,7 @@ class AuditResult:
     run_key, data_sha256_16 : str
         Identify the fits (the ledger's key) and the data, for ``config.json``.
     run_dir : Path or None
-        The run folder :func:`run_audit` wrote.
+        The run folder :func:`~mipkit.workflows.audit.run.audit` wrote (None when it wrote none).
     headline : dict or None
         :func:`mipkit.workflows.audit.verdict.headline_statistics`: cluster-bootstrap intervals per attack
         and the headline, simultaneous over the attacks.
@@ -220,6 +221,10 @@ class AuditResult:
         (:func:`mipkit.metrics.slices.slice_summary`); :meth:`slices_frame` shows it.
     id_column : str or None
         The column whose ids name the records in :attr:`scores` (see :func:`id_field`).
+    data_source : dict
+        What the audited records were: ``data`` (the file; None for a DataFrame or arrays), ``target`` and
+        ``id_column`` (:meth:`~mipkit.workflows._records.LabelledTable.describe`), written beside the
+        settings in ``config.json``.
     """
 
     config: AuditConfig
@@ -241,6 +246,7 @@ class AuditResult:
     provenance: Mapping[str, Any] | None = None
     slices: SliceSummary | None = None
     id_column: str | None = None
+    data_source: Mapping[str, Any] = field(default_factory=dict)
 
     # ------------------------------------------------------------------------------------ headline numbers
 
@@ -338,7 +344,7 @@ class AuditResult:
                 "utility": dict(self.utility),
                 "game": dict(self.setup),
                 "trainer": dict(self.trainer),
-                "config": self.config.to_dict(),
+                "config": self.config_dict(),
                 "notes": list(NOTES),
                 "verdict": dict(self.verdict) if self.verdict else None,
                 "headline": _headline_json(self.headline),
@@ -347,6 +353,23 @@ class AuditResult:
                 "slices": self.slices.to_dict() if self.slices is not None else None,
             }
         )
+
+    def config_dict(self) -> dict:
+        """What defined the run: the data (``data``, ``target``, ``id_column``) and every setting as JSON,
+        with the number of target models the run used (``results.json``'s ``config``; ``config.json`` adds
+        the run key and the data's hash)."""
+        source = dict(self.data_source)
+        settings = self.config.to_dict()
+        if settings.get("n_targets") is None and self.setup.get("n_targets") is not None:
+            settings["n_targets"] = self.setup["n_targets"]
+        return {**source, **settings, "id_column": source.get("id_column", self.id_column)}
+
+    def summary(self) -> str:
+        """The plain paragraph a privacy officer can paste into a DPIA: what was audited, the headline risk
+        in words, what it means and the premise (:func:`mipkit.report.dpia.audit_paragraph`)."""
+        from mipkit.report.dpia import audit_paragraph
+
+        return audit_paragraph(self.to_dict())
 
     def most_exposed(self, k: int = MOST_EXPOSED) -> pd.DataFrame:
         """The ``k`` records most exposed to the strongest attack (highest hit rate at FPR 1%, then largest
@@ -455,7 +478,7 @@ class AuditResult:
         removed with them). Returns the folder."""
         out = Path(run_dir)
         out.mkdir(parents=True, exist_ok=True)
-        config = {**self.config.to_dict(), "run_key": self.run_key, "data_sha256_16": self.data_sha256_16}
+        config = {**self.config_dict(), "run_key": self.run_key, "data_sha256_16": self.data_sha256_16}
         with staged_writes(out, replaces=RUN_FILES):  # renamed into place together, once all are written
             write_json_atomic(out / CONFIG_FILE, config)
             write_results(out, self.to_dict(), kind="audit")

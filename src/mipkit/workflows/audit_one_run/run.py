@@ -18,221 +18,167 @@
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from mipkit._validation import MipkitValueError, check_choice, check_interval, check_positive_int
-from mipkit.data.io import Dataset, read_configured_dataset
+from mipkit._random import spawn_seeds
+from mipkit._validation import MipkitValueError
+from mipkit.data.io import Dataset
+from mipkit.workflows._records import LabelledTable
+from mipkit.workflows.audit_one_run.config import AuditOneRunConfig
+from mipkit.workflows.audit_one_run.result import AuditOneRunResult
 
-__all__ = ["OneRunConfig", "OneRunResult", "run_one_run_audit"]
+__all__ = ["audit_one_run"]
 
-CANARY_KINDS = ("mislabeled", "records")
+OWNER = "audit_one_run"
+CANARY_STREAM = 0x0E1
+"""Spawn key of the canaries' random stream, next to the seed."""
+TEST_NOTE = "LOSS attack: log-probability of each canary's label (higher: more likely included)"
 
 
 @dataclass(frozen=True)
-class OneRunConfig:
-    """Everything that defines a one-run audit.
+class _Canaries:
+    """The canary rows, their (possibly changed) labels and the inclusion coin of each."""
 
-    Attributes
+    rows: np.ndarray
+    labels: np.ndarray
+    included: np.ndarray
+
+
+def audit_one_run(
+    data: LabelledTable | Dataset,
+    config: AuditOneRunConfig | None = None,
+    *,
+    run_dir: str | Path | None = None,
+    progress=None,
+) -> AuditOneRunResult:
+    """Audit the trainer of ``config`` in one training run on the records ``data`` (module docstring).
+
+    Parameters
     ----------
-    data, target, encode, dropna, drop
-        The table, as for ``mipkit audit``.
-    model : str
-        Trainer import path (default ``"mipkit.trainers.DPSGDClassifier"``).
-    params : dict
-        Its constructor arguments (JSON).
-    canaries : int
-        ``m``, at most half of the rows.
-    canary_kind : {"mislabeled", "records"}
-        Canaries with a label changed to another class at random, or rows as they are.
-    k_plus, k_minus : tuple of float
-        Grid of "in" and "out" guess counts (fractions of ``m`` when below 1, else counts).
-    delta : float or None
-        Delta of the bound; default the certificate's (1e-5 without a certificate).
-    confidence : float
-    scale : bool
-        Standardise the features with the whole table's mean and sd (the same whoever is included).
-    seed : int
+    data : LabelledTable or Dataset
+        The table with its label column (:class:`~mipkit.workflows._records.LabelledTable`; an id column is
+        left out of the features), or arrays (:class:`~mipkit.data.io.Dataset`).
+    config : AuditOneRunConfig, optional
+        Every setting (default ``AuditOneRunConfig()``).
+    run_dir : path, optional
+        Run folder: ``results.json`` is written there (:meth:`AuditOneRunResult.write`).
+    progress : callable, optional
+        ``progress(done, total)`` over the one fit.
+
+    Returns
+    -------
+    AuditOneRunResult
     """
-
-    data: str | None = None
-    target: str = ""
-    encode: str = "none"
-    dropna: bool = False
-    drop: tuple[str, ...] = ()
-    model: str = "mipkit.trainers.DPSGDClassifier"
-    params: dict = field(default_factory=dict)
-    canaries: int = 1000
-    canary_kind: str = "mislabeled"
-    k_plus: tuple[float, ...] = (0.01, 0.02, 0.05, 0.1, 0.2)
-    k_minus: tuple[float, ...] = (0.0,)
-    delta: float | None = None
-    confidence: float = 0.95
-    scale: bool = True
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        """Every setting checked when the configuration is built, before any data is read or model fitted."""
-        owner = "audit_one_run"
-        seed = self.seed
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise MipkitValueError(f"The 'seed' parameter of {owner} must be an integer >= 0. Got {seed!r}.")
-        check_positive_int("canaries", self.canaries, owner=owner)
-        check_choice("canary_kind", self.canary_kind, CANARY_KINDS, owner=owner)
-        for name in ("k_plus", "k_minus"):
-            grid = tuple(getattr(self, name))
-            if not grid:
-                raise MipkitValueError(f"The {name!r} parameter of {owner} must list at least one count.")
-            for k in grid:
-                k = check_interval(name, k, 0.0, float(self.canaries), closed="both", owner=owner)
-                if k >= 1 and not k.is_integer():
-                    raise MipkitValueError(
-                        f"The {name!r} parameter of {owner} holds fractions of the canaries (below 1) or "
-                        f"counts (whole numbers). Got {k!r}."
-                    )
-        if self.delta is not None:
-            check_interval("delta", self.delta, 0.0, 1.0, owner=owner)
-        check_interval("confidence", self.confidence, 0.0, 1.0, owner=owner)
-        if not isinstance(self.params, dict):
-            raise MipkitValueError(f"The 'params' parameter of {owner} must be a dict. Got {self.params!r}.")
-
-    def to_dict(self) -> dict:
-        """JSON-ready fields."""
-        return asdict(self)
+    clock = time.perf_counter()
+    config = AuditOneRunConfig() if config is None else config
+    if not isinstance(config, AuditOneRunConfig):
+        raise MipkitValueError(
+            f"The config of audit_one_run must be an AuditOneRunConfig. Got {type(config).__name__}."
+        )
+    data = LabelledTable.of(data)
+    dataset = data.dataset(encode=config.encode, drop=config.drop, dropna=config.dropna)
+    rng = np.random.default_rng(np.random.SeedSequence([int(config.seed), CANARY_STREAM]))
+    canaries = _canaries(dataset, config, rng)
+    if progress is not None:
+        progress(0, 1)
+    est, n_train, scores = _train_and_score(dataset, canaries, config, rng)
+    if progress is not None:
+        progress(1, 1)
+    result = _result(est, scores, canaries, n_train, config, data, time.perf_counter() - clock)
+    if run_dir is not None:
+        result.write(run_dir)
+    return result
 
 
-@dataclass(frozen=True)
-class OneRunResult:
-    """The bound, the certificate it is checked against, and the run's facts."""
-
-    bound: Any
-    certified_epsilon: float | None
-    certificate: dict | None
-    n_train: int
-    included: int
-    test_note: str
-    config: OneRunConfig
-    seconds: float
-
-    @property
-    def violation(self) -> bool:
-        """The measured lower bound exceeds the certified epsilon."""
-        return self.certified_epsilon is not None and self.bound.epsilon > self.certified_epsilon
-
-    def to_dict(self) -> dict:
-        """The ``--json`` payload."""
-        b = self.bound
-        ratio = None
-        if self.certified_epsilon:
-            ratio = b.epsilon / self.certified_epsilon
-        return {
-            "epsilon_lower": b.epsilon,
-            "delta": b.delta,
-            "confidence": b.confidence,
-            "certified_epsilon": self.certified_epsilon,
-            "ratio": ratio,
-            "verdict": (
-                "no certificate"
-                if self.certified_epsilon is None
-                else (
-                    "VIOLATION: lower bound above the certificate"
-                    if self.violation
-                    else "below the certificate"
-                )
-            ),
-            "canaries": b.m,
-            "canaries_included": self.included,
-            "guesses": b.n_guess,
-            "correct": b.n_correct,
-            "k_plus": b.k_plus,
-            "k_minus": b.k_minus,
-            "rules_tried": b.rules_tried,
-            "n_train": self.n_train,
-            "certificate": self.certificate,
-            "scores": self.test_note,
-            "model": self.config.model,
-            "params": self.config.params,
-            "seconds": self.seconds,
-        }
-
-
-def _canaries(
-    ds: Dataset, config: OneRunConfig, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _canaries(ds: Dataset, config: AuditOneRunConfig, rng: np.random.Generator) -> _Canaries:
     """Canary rows, their (possibly changed) labels, and the inclusion coin of each."""
     n, n_classes = ds.y.size, len(ds.classes)
     if n_classes < 2:
         raise MipkitValueError("The target column has a single class; a classifier needs at least two.")
-    m = check_positive_int("canaries", config.canaries, owner="audit_one_run")
+    m = config.canaries
     if m > n // 2:
         raise MipkitValueError(
             f"The 'canaries' parameter of audit_one_run must be at most half the rows ({n // 2}). Got {m}."
         )
-    kind = check_choice("canary_kind", config.canary_kind, CANARY_KINDS, owner="audit_one_run")
     rows = np.sort(rng.choice(n, size=m, replace=False))
     labels = ds.y[rows].copy()
-    if kind == "mislabeled":
+    if config.canary_kind == "mislabeled":
         labels = (labels + rng.integers(1, n_classes, size=m)) % n_classes
     included = rng.random(m) < 0.5
-    return rows, labels, included
+    return _Canaries(rows=rows, labels=labels, included=included)
 
 
-def run_one_run_audit(
-    config: OneRunConfig, out_dir: str | Path | None = None, *, dataset: Dataset | None = None
-) -> OneRunResult:
-    """Run the one-run audit described by ``config`` (module docstring); write ``results.json`` to
-    ``out_dir`` when given."""
+def _train_and_score(
+    ds: Dataset, canaries: _Canaries, config: AuditOneRunConfig, rng: np.random.Generator
+) -> tuple[Any, int, np.ndarray]:
+    """Train one model on the other rows and the included canaries; score every canary by minus its loss.
+
+    Returns the fitted estimator, the number of training records and the scores."""
     from mipkit.game.trainers import predict_full_proba, resolve_trainer
-    from mipkit.metrics.dp_lower_bounds import one_run_lower_bound
 
-    clock = time.perf_counter()
-    conf = check_interval("confidence", config.confidence, 0.0, 1.0, owner="audit_one_run")
-    if dataset is None:
-        dataset = read_configured_dataset(config, owner="audit_one_run")
-    rng = np.random.default_rng(np.random.SeedSequence([int(config.seed), 0x0E1]))
-    rows, labels, included = _canaries(dataset, config, rng)
-    X = dataset.X
+    X = ds.X
     if config.scale:
         sd = X.std(axis=0)
         X = (X - X.mean(axis=0)) / np.where(sd > 0, sd, 1.0)
-    rest = np.setdiff1d(np.arange(dataset.y.size), rows)
+    rows, labels, included = canaries.rows, canaries.labels, canaries.included
+    rest = np.setdiff1d(np.arange(ds.y.size), rows)
     X_train = np.vstack([X[rest], X[rows[included]]])
-    y_train = np.concatenate([dataset.y[rest], labels[included]])
-    spec = resolve_trainer(config.model, config.params)
-    est = spec.build(int(rng.integers(2**31 - 1)))
+    y_train = np.concatenate([ds.y[rest], labels[included]])
+    est = resolve_trainer(config.model, config.params).build(spawn_seeds(rng, 1)[0])
     params = est.get_params() if hasattr(est, "get_params") else {}
     if "dataset_size" in params and params["dataset_size"] is None:
         est.set_params(dataset_size=int(rest.size + rows.size))
     est.fit(X_train, y_train)
-    proba = predict_full_proba(est, X[rows], len(dataset.classes))
+    proba = predict_full_proba(est, X[rows], len(ds.classes))
     scores = np.log(np.clip(proba[np.arange(rows.size), labels], 1e-300, None))  # minus the loss
+    return est, int(y_train.size), scores
+
+
+def _certified_epsilon(cert: Any, delta: float) -> float | None:
+    """The certificate's add-or-remove epsilon at ``delta`` (the replace-one one where that is all it has)."""
+    if cert is not None and callable(getattr(cert, "curve", None)):  # DPSGDCertificate: either relation
+        return float(cert.curve("add_remove").epsilon_for_delta(delta))
+    if getattr(cert, "tradeoff_curve", None) is not None:  # the protocol's replace-one curve (larger)
+        return float(cert.tradeoff_curve.epsilon_for_delta(delta))
+    return None
+
+
+def _result(
+    est: Any,
+    scores: np.ndarray,
+    canaries: _Canaries,
+    n_train: int,
+    config: AuditOneRunConfig,
+    data: LabelledTable,
+    seconds: float,
+) -> AuditOneRunResult:
+    """The bound at the configured (or the certificate's) delta, beside the certified epsilon."""
+    from mipkit.metrics.dp_lower_bounds import one_run_lower_bound
+
     cert = getattr(est, "certificate_", None)
     delta = config.delta
     if delta is None:
         delta = float(getattr(cert, "delta", 1e-5) or 1e-5)
     bound = one_run_lower_bound(
-        scores, included, delta=delta, confidence=conf, k_plus=config.k_plus, k_minus=config.k_minus
+        scores,
+        canaries.included,
+        delta=delta,
+        confidence=config.confidence,
+        k_plus=config.k_plus,
+        k_minus=config.k_minus,
     )
-    certified = None
-    if cert is not None and callable(getattr(cert, "curve", None)):  # DPSGDCertificate: either relation
-        certified = float(cert.curve("add_remove").epsilon_for_delta(delta))
-    elif getattr(cert, "tradeoff_curve", None) is not None:  # the protocol's replace-one curve (larger)
-        certified = float(cert.tradeoff_curve.epsilon_for_delta(delta))
-    result = OneRunResult(
+    return AuditOneRunResult(
         bound=bound,
-        certified_epsilon=certified,
+        certified_epsilon=_certified_epsilon(cert, delta),
         certificate=None if cert is None else cert.to_dict(),
-        n_train=int(y_train.size),
-        included=int(included.sum()),
-        test_note="LOSS attack: log-probability of each canary's label (higher: more likely included)",
+        n_train=n_train,
+        included=int(canaries.included.sum()),
+        test_note=TEST_NOTE,
         config=config,
-        seconds=time.perf_counter() - clock,
+        seconds=seconds,
+        data_source=data.describe(),
     )
-    if out_dir is not None:
-        from mipkit.report.results import write_results
-
-        write_results(Path(out_dir), {**result.to_dict(), "config": config.to_dict()}, kind="audit-one-run")
-    return result

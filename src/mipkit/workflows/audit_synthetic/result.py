@@ -1,8 +1,10 @@
 """The result of :func:`mipkit.workflows.audit_synthetic.run.audit_synthetic`: one frozen object.
 
-``to_dict()`` is the ``results.json`` payload (schema unchanged), ``to_frame()`` a pandas table with one row
-per measure and attack, ``write(run_dir)`` the run folder, and ``repr`` / ``_repr_html_`` a readable summary
-in a terminal or a notebook.
+``summary()`` is the paragraph a privacy officer can paste into a DPIA
+(:func:`mipkit.report.dpia_synthetic.audit_synthetic_paragraph`), ``to_dict()`` the ``results.json``
+payload, ``to_frame()`` a pandas table with one row per measure and attack, ``write(run_dir)`` the run folder,
+``json_summary()`` what ``mipkit audit-synthetic --json`` prints, and ``repr`` / ``_repr_html_`` a readable
+summary in a terminal or a notebook.
 """
 
 from __future__ import annotations
@@ -28,12 +30,13 @@ RUN_FILES = (
     "scores.parquet",
     "inference.parquet",
     "certified_bounds.json",
+    "quality.html",
     "report.html",
 )
 
 
 @dataclass(frozen=True, repr=False)
-class SyntheticAuditResult:
+class AuditSyntheticResult:
     """What the synthetic-data audit found (``docs/theory.md`` sections 4 and 6).
 
     Attributes
@@ -65,6 +68,11 @@ class SyntheticAuditResult:
     copies : dict or None
         Exact and near copy rates against their reference (:func:`mipkit.metrics.copies.copy_rates`;
         ``None``: the DCR part was not run).
+    certified : dict or None
+        The synthesizer certificate's bounds beside the measured risks
+        (:func:`mipkit.synthesize.audit_bounds.certified_audit_bounds`; ``None``: no certificate given).
+    quality : dict or None
+        The utility report (:func:`mipkit.synthesize.quality_report.quality_report`; ``None``: not asked).
     """
 
     inputs: dict
@@ -81,6 +89,8 @@ class SyntheticAuditResult:
     singling_out: dict[str, SinglingOutResult] | None = None
     linkability: LinkabilityResult | None = None
     copies: dict | None = None
+    certified: dict | None = None
+    quality: dict | None = None
 
     @property
     def verdict(self) -> dict:
@@ -143,8 +153,18 @@ class SyntheticAuditResult:
         res["checks"] = synthetic_checks(res, metric_name=self.inputs.get("metric", "mixed"))
         return res
 
-    def summary(self) -> dict:
-        """The compact machine-readable summary (what ``mipkit audit-synthetic --json`` prints)."""
+    def summary(self) -> str:
+        """The paragraph a privacy officer can paste into a DPIA: what was audited, the headline verdict in
+        words, the copy count, what it means and the premises
+        (:func:`mipkit.report.dpia_synthetic.audit_synthetic_paragraph`)."""
+        from mipkit.report.dpia_synthetic import audit_synthetic_paragraph
+
+        return audit_synthetic_paragraph(self.to_dict(), self.certified)
+
+    def json_summary(self) -> dict:
+        """The compact machine-readable summary (what ``mipkit audit-synthetic --json`` prints): the
+        verdict and the headline numbers, singling out and linkability when run, the certified bounds and the
+        utility report when present."""
         res = self.to_dict()
         nn, dcr = res["nnaa"], res["dcr"]
         extra = {}
@@ -168,40 +188,46 @@ class SyntheticAuditResult:
                 "attack_success": lk["attack_success"]["value"],
                 "control_success": (lk["control_success"] or {}).get("value"),
             }
-        return extra | {
-            "verdict": {
-                k: res["verdict"].get(k)
-                for k in ("status", "metric", "fail_above", "value", "interval", "reason")
-            },
-            "nnaa": {
-                "train": nn.get("train"),
-                "test": nn.get("test"),
-                "privacy_loss": nn.get("privacy_loss"),
-                "privacy_loss_ci": (nn.get("intervals") or {}).get("privacy_loss_ci"),
-                "n": nn.get("n"),
-            },
-            "dcr": {
-                "auc": dcr.get("auc"),
-                "auc_ci": dcr.get("auc_ci"),
-                "tpr_at_fpr": dcr.get("tpr_at_fpr"),
-                "protection": dcr.get("protection"),
-                "baseline_protection": (dcr.get("baseline_protection") or {}).get("score"),
-                "overfitting_protection": (dcr.get("overfitting_protection") or {}).get("score"),
-            },
-            "inference": {
-                s: {
-                    "precision": r["precision"],
-                    "coverage": r["coverage"],
-                    "baseline_precision": r["baseline_precision"],
-                    "precision_improvement": r["precision_improvement"],
-                    "precision_improvement_ci": r["precision_improvement_ci"],
-                    "attack": r["attack"],
-                    "baseline": r["baseline"],
-                    **({"control_risk": r["control"]["risk"]["value"]} if r.get("control") else {}),
-                }
-                for s, r in res["inference"].items()
-            },
-        }
+        after = {"certified": self.certified} if self.certified is not None else {}
+        after.update({"quality": self.quality} if self.quality is not None else {})
+        return (
+            extra
+            | {
+                "verdict": {
+                    k: res["verdict"].get(k)
+                    for k in ("status", "metric", "fail_above", "value", "interval", "reason")
+                },
+                "nnaa": {
+                    "train": nn.get("train"),
+                    "test": nn.get("test"),
+                    "privacy_loss": nn.get("privacy_loss"),
+                    "privacy_loss_ci": (nn.get("intervals") or {}).get("privacy_loss_ci"),
+                    "n": nn.get("n"),
+                },
+                "dcr": {
+                    "auc": dcr.get("auc"),
+                    "auc_ci": dcr.get("auc_ci"),
+                    "tpr_at_fpr": dcr.get("tpr_at_fpr"),
+                    "protection": dcr.get("protection"),
+                    "baseline_protection": (dcr.get("baseline_protection") or {}).get("score"),
+                    "overfitting_protection": (dcr.get("overfitting_protection") or {}).get("score"),
+                },
+                "inference": {
+                    s: {
+                        "precision": r["precision"],
+                        "coverage": r["coverage"],
+                        "baseline_precision": r["baseline_precision"],
+                        "precision_improvement": r["precision_improvement"],
+                        "precision_improvement_ci": r["precision_improvement_ci"],
+                        "attack": r["attack"],
+                        "baseline": r["baseline"],
+                        **({"control_risk": r["control"]["risk"]["value"]} if r.get("control") else {}),
+                    }
+                    for s, r in res["inference"].items()
+                },
+            }
+            | after
+        )
 
     def to_frame(self) -> pd.DataFrame:
         """One row per measure and attack: ``section``, ``secret``, ``attack``, ``measure``, ``value`` and the
@@ -285,20 +311,14 @@ class SyntheticAuditResult:
             return frame
         return frame[[c for c in frame.columns if not c.endswith("_correct")]]
 
-    def write(
-        self,
-        run_dir: str | Path,
-        *,
-        report: bool = True,
-        certified: dict | None = None,
-        target_outcomes: bool = False,
-    ) -> Path:
-        """Write ``results.json``, ``scores.parquet``, ``inference.parquet`` (when secrets were attacked:
+    def write(self, run_dir: str | Path, *, report: bool = True, target_outcomes: bool = False) -> Path:
+        """Write the run folder ``run_dir`` (created if needed) and return its path.
+
+        ``results.json``, ``scores.parquet``, ``inference.parquet`` (when secrets were attacked:
         :meth:`target_frame`, without whether each guess was right unless ``target_outcomes``),
-        ``certified_bounds.json`` (``certified``, from
-        :func:`mipkit.synthesize.audit_bounds.certified_audit_bounds`) and, with ``report``, ``report.html``
-        into ``run_dir`` (created if needed), all renamed into place together; a previous run's files that
-        this run does not write are removed with them. Return its path. Without the report,
+        ``certified_bounds.json`` (:attr:`certified`, when a certificate was given), ``quality.html``
+        (:attr:`quality`, when asked) and, with ``report``, ``report.html``, all renamed into place together;
+        a previous run's files that this run does not write are removed with them. Without the report,
         ``mipkit report RUN_DIR`` writes it later from the same files."""
         from mipkit._runfolder import atomic_write, staged_writes
         from mipkit.report import write_json_atomic, write_results
@@ -310,9 +330,13 @@ class SyntheticAuditResult:
             if len(self.inference_targets):
                 frame = self.target_frame(target_outcomes=target_outcomes)
                 atomic_write(run / "inference.parquet", lambda f: frame.to_parquet(f, index=False))
-            if certified is not None:
-                write_json_atomic(run / "certified_bounds.json", certified)
+            if self.certified is not None:
+                write_json_atomic(run / "certified_bounds.json", self.certified)
             write_results(run, self.to_dict(), kind="audit-synthetic")
+            if self.quality is not None:
+                from mipkit.report.synthetic_quality import write_quality_page
+
+                write_quality_page(run, self.quality)
             if report:  # drawn from the staged files, committed with them
                 from mipkit.report import write_html_report
                 from mipkit.report.synthetic_report import build
@@ -326,7 +350,7 @@ class SyntheticAuditResult:
         """``(measure, value)`` pairs of the headline numbers, formatted for a terminal table."""
         from mipkit.report.synthetic_report import summary_rows
 
-        return summary_rows(self.summary())
+        return summary_rows(self.json_summary())
 
     def sentences(self) -> list[str]:
         """The plain-language summary of the report."""
@@ -344,7 +368,7 @@ class SyntheticAuditResult:
         rows = self.summary_rows()
         width = max(len(k) for k, _ in rows)
         body = "\n".join(f"  {k:<{width}}  {v}" for k, v in rows)
-        return f"SyntheticAuditResult({self._header()})\n{body}"
+        return f"AuditSyntheticResult({self._header()})\n{body}"
 
     def _repr_html_(self) -> str:
         items = "".join(f"<li>{html.escape(line)}</li>" for line in self.sentences())

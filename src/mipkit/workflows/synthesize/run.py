@@ -1,256 +1,191 @@
-"""Make private synthetic data: a table in, a synthetic table and its certificate out.
+"""Make private synthetic data: a :class:`PrivateTable` in, a :class:`SynthesizeResult` out.
 
 :func:`synthesize` fits one synthesizer of :mod:`mipkit.synthesize` (DP-WGAN-GP, its centre-and-scale variant,
-AIM, MST or the non-private CTGAN), samples ``rows`` records and returns a :class:`SynthesisResult`;
-:meth:`SynthesisResult.write` writes ``synthetic.csv`` and ``certificate.json`` into a folder. The privacy is
-set by ``epsilon`` (with ``delta``) or by any mipkit risk target (docs/synthesize.md).
+AIM, MST or the non-private CTGAN), samples ``rows`` records and returns the synthetic table with its
+certificate; :meth:`SynthesizeResult.write` writes ``synthetic.csv`` and ``certificate.json`` into a folder.
+The privacy is set by ``epsilon`` (with ``delta``) or by any mipkit risk target (docs/synthesize.md).
 
-The column domain is public (``domain=``, declared by the user and used as is) or estimated with differential
-privacy from a share of ``epsilon`` and ``delta`` (:mod:`mipkit.synthesize.dpdomain`; the synthesizer gets the
-rest and the certificate composes both); it is never read from the data silently. Identifier-like columns
-and infinite values are refused before any fitting, and integer and bool columns keep their type.
+The column domain is public (``PrivateTable(table, domain)``, declared by the user and used as is) or
+estimated with differential privacy from a share of ``epsilon`` and ``delta``
+(:mod:`mipkit.synthesize.dpdomain`; the synthesizer gets the rest and the certificate composes both); it is
+never read from the data silently. Identifier-like columns and infinite values are refused before any
+fitting, and integer and bool columns keep their type.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
-from mipkit._validation import MipkitValueError, check_choice, check_interval, check_positive_int
-from mipkit.synthesize.certificate import SynthesisCertificate, with_domain
+from mipkit._validation import MipkitValueError
+from mipkit.synthesize.certificate import with_domain
 from mipkit.synthesize.tablecheck import check_finite, check_identifiers, drop_columns, restore_types
+from mipkit.workflows.synthesize.config import SynthesizeConfig
+from mipkit.workflows.synthesize.result import SynthesizeResult
+from mipkit.workflows.synthesize.table import PrivateTable
 
-__all__ = ["MAX_EPSILON", "SynthesisResult", "synthesize"]
+__all__ = ["synthesize"]
 
-MAX_EPSILON = 100.0
-"""Largest epsilon a synthesizer is run at: above it the guarantee certifies nothing (``e^100`` is about
-``10^43``, every certified risk is at its maximum) and ``e^epsilon`` overflows a float from 710 on."""
+#: Key of the domain estimate's stream of a ``noise_seed`` (apart from the synthesizer's own).
+_DOMAIN_STREAM = 0x646F6D61696E  # "domain"
 
 
-@dataclass(frozen=True)
-class SynthesisResult:
-    """A synthetic table, the certificate of the synthesizer that made it, and the time it took.
+def _checked(data: PrivateTable, config: SynthesizeConfig) -> pd.DataFrame:
+    """The table without the dropped columns, refused when it cannot be synthesized as it is: empty,
+    a column all missing, words among a column's numbers, an infinite value, an identifier-like column,
+    or a utility-report target that is not one of its columns."""
+    from mipkit.data.io import check_not_mostly_numeric
+    from mipkit.synthesize.preprocess import infer_domain
 
-    Attributes
-    ----------
-    method : str
-    synthetic : DataFrame
-    certificate : SynthesisCertificate
-    seconds : float
-        Fit and sampling, wall clock (a resumed fit adds what the killed run spent up to its checkpoint).
-    fit_seconds : float
-    delta : float or None
-    resumed_from : int
-        Where a killed fit was resumed from (``checkpoint``): DP-WGAN-GP's generator iteration, AIM's round;
-        0 when it ran whole.
-    """
+    table = drop_columns(data.table, list(config.drop) or None)
+    infer_domain(table, max_categories=len(table) + 1)  # refuses empty tables and all-missing columns
+    for column in table.columns:  # a number column with a typo would become one category per value
+        if not pd.api.types.is_numeric_dtype(table[column]):
+            check_not_mostly_numeric(table[column], str(column))
+    check_finite(table)
+    check_identifiers(table, declared=data.domain or ())
+    if config.quality_target is not None and config.quality_target not in table.columns:
+        raise MipkitValueError(
+            f"The 'quality_target' parameter of synthesize {config.quality_target!r} is not a column of the "
+            "table."
+        )
+    return table
 
-    method: str
-    synthetic: pd.DataFrame = field(repr=False)
-    certificate: SynthesisCertificate
-    seconds: float
-    fit_seconds: float
-    delta: float | None
-    resumed_from: int = 0
 
-    def summary(self) -> dict:
-        """What ``mipkit synthesize --json`` prints: method, epsilon, delta, rows, seconds, certified, ...,
-        and ``domain`` (where the column domain came from, and its share of the budget)."""
-        c = self.certificate
-        return {
-            "method": self.method,
-            "epsilon": c.headline_epsilon,
-            "delta": c.delta if c.certified else self.delta,
-            "neighbours": c.neighbours,
-            "rows": int(len(self.synthetic)),
-            "seconds": float(self.seconds),
-            "fit_seconds": float(self.fit_seconds),
-            "certified": c.summary(),
-            "epsilon_by_relation": dict(c.epsilon),
-            "noise_source": c.noise_source,
-            "resumed_from": self.resumed_from,
-            "domain": c.details.get("domain"),
-        }
+def _domain(table: pd.DataFrame, data: PrivateTable, config: SynthesizeConfig) -> dict[str, Any]:
+    """The column domain and the budget left for the synthesizer: ``domain``, ``train`` (the table
+    conformed to it), ``epsilon``, ``delta``, ``source`` (where the domain came from) and ``estimate``
+    (the private estimate, or None)."""
+    from mipkit.synthesize.preprocess import check_domain, conform
 
-    def write(self, out: str | Path, *, raw_csv: bool = False) -> Path:
-        """Write ``synthetic.csv`` (formula cells neutralised for spreadsheets unless ``raw_csv``:
-        :func:`mipkit.data.csv_out.to_safe_csv`) and ``certificate.json`` into the folder ``out``
-        (created)."""
-        from mipkit._runfolder import atomic_write, staged_writes
-        from mipkit.data.csv_out import to_safe_csv
-
-        folder = Path(out)
-        folder.mkdir(parents=True, exist_ok=True)
-        with staged_writes(folder, replaces=("synthetic.csv", "certificate.json")):  # renamed together
-            atomic_write(folder / "synthetic.csv", to_safe_csv(self.synthetic, raw=raw_csv))
-            self.certificate.write(folder / "certificate.json")
-        return folder
+    out: dict[str, Any] = {"epsilon": config.epsilon, "delta": config.delta, "train": table, "estimate": None}
+    out["domain"] = None
+    if data.domain is not None:
+        if config.domain_share is not None:
+            raise MipkitValueError("Give a public domain (--domain FILE) or --domain-share, not both.")
+        out["domain"] = check_domain(dict(data.domain), table)
+        out["train"] = conform(table, out["domain"])
+        out["source"] = {"source": "public file", "epsilon": 0.0}
+    if config.method == "ctgan":  # not private: it reads its own encoding from the data whatever the domain
+        out["source"] = {"source": "data", "epsilon": None}
+    elif data.domain is None:
+        estimate = _estimate_domain(table, config)
+        out.update(domain=estimate.domain, train=conform(table, estimate.domain, estimate.fill))
+        out["epsilon"] = (3.0 if config.epsilon is None else float(config.epsilon)) - estimate.epsilon
+        out["delta"] = float(config.delta) - estimate.delta
+        out.update(source=estimate.summary(), estimate=estimate)
+    return out
 
 
 def synthesize(
-    data: pd.DataFrame,
+    data: PrivateTable | pd.DataFrame,
+    config: SynthesizeConfig | None = None,
     *,
-    method: str,
-    epsilon: float | None = None,
-    delta: float = 1e-5,
-    target: Any = None,
-    rows: int | None = None,
-    domain: dict | None = None,
-    domain_share: float | None = None,
-    drop: list[str] | None = None,
-    random_state: int | None = 0,
-    noise_seed: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     checkpoint: str | Path | None = None,
-    **options: Any,
-) -> SynthesisResult:
-    """Fit ``method`` on ``data`` and sample ``rows`` records (default: as many as ``data`` has).
+) -> SynthesizeResult:
+    """Fit ``config.method`` on the private table and sample ``config.rows`` records (default: as many as
+    the table has).
 
     Parameters
     ----------
-    data : DataFrame
-        The private table.
-    method : {"dpwgan-gp", "dpwgan-gp-scaled", "aim", "mst", "ctgan"}
-    epsilon : float, optional
-        Privacy budget, ``> 0`` (with ``delta``); default 3 unless ``target``.
-    delta : float
-        In ``(0, 1)``.
-    target : RiskTarget, optional
-        Any mipkit risk target instead of ``epsilon`` (e.g. ``EtaTarget(0.1)``).
-    rows : int, optional
-        Synthetic records, ``>= 1``.
-    domain : dict, optional
-        Public column domain (``{column: {"type": "numeric", "min", "max"[, "integer", "missing"]}`` or
-        ``{"type": "categorical", "categories": [...][, "missing"]}``), used as is. Default: estimated with
-        differential privacy from ``domain_share`` of the budget (``epsilon`` only: refused with a risk
-        ``target``, a fixed ``noise_multiplier`` or replace-one ``neighbours``); CTGAN reads it from the data.
-    domain_share : float, optional
-        Share of ``epsilon`` and ``delta`` spent on the domain when none is given, in ``(0, 1)``; default
-        :data:`~mipkit.synthesize.dpdomain.DEFAULT_SHARE` (0.1).
-    drop : list of str, optional
-        Columns left out (identifier-like columns are refused otherwise, unless ``domain`` declares them).
-    random_state : int, optional
-        Seeds what is not protective: initial weights, drawing the synthetic records.
-    noise_seed : int, optional
-        The DP noise, secret batches and private selections come from OS entropy unless this is given;
-        with it the same ``random_state`` and ``noise_seed`` give the same table, which then is not private
-        against anyone who holds ``noise_seed`` (the certificate's ``noise_source`` says which).
+    data : PrivateTable or DataFrame
+        The private table and the public domain of its columns (a DataFrame alone: no public domain).
+    config : SynthesizeConfig, optional
+        Every setting (default: ``SynthesizeConfig()``, MST at epsilon 3).
     progress : callable, optional
         ``progress(done, total)`` while fitting.
     checkpoint : path, optional
         A file for the training state of the methods that resume (:data:`~mipkit.synthesize.peers.RESUMABLE`):
         a fit killed part-way and started again with the same data and parameters continues from it and
         gives the result of an uninterrupted run. Removed when the fit ends; the other methods ignore it.
-    **options
-        Passed to the synthesizer.
+
+    Returns
+    -------
+    SynthesizeResult
+        ``summary()`` the DPIA paragraph, ``write(out)`` the folder with ``synthetic.csv`` and
+        ``certificate.json``.
     """
-    from mipkit.synthesize.peers import METHODS, RESUMABLE, make_synthesizer
+    from mipkit.synthesize.peers import RESUMABLE, make_synthesizer
 
-    owner = "synthesize"
-    method = check_choice("method", method, METHODS, owner=owner)
-    if not isinstance(data, pd.DataFrame):
-        raise MipkitValueError(
-            f"The 'data' parameter of {owner} must be a DataFrame. Got {type(data).__name__}."
-        )
-    n_rows = len(data) if rows is None else check_positive_int("rows", rows, owner=owner)
-    if epsilon is not None:
-        check_interval("epsilon", epsilon, 0.0, MAX_EPSILON, closed="right", owner=owner)
-    if not (isinstance(delta, (int, float)) and 0.0 < delta < 1.0):
-        raise MipkitValueError(f"The 'delta' parameter of {owner} must be in (0, 1). Got {delta!r} instead.")
-    data = drop_columns(data, drop)
-    from mipkit.synthesize.preprocess import check_domain, conform, infer_domain
-
-    infer_domain(data, max_categories=len(data) + 1)  # refuses empty tables and all-missing columns
-    from mipkit.data.io import check_not_mostly_numeric
-
-    for column in data.columns:  # a number column with a typo would become one category per value
-        if not pd.api.types.is_numeric_dtype(data[column]):
-            check_not_mostly_numeric(data[column], str(column))
-    check_finite(data)
-    check_identifiers(data, declared=domain if isinstance(domain, dict) else ())
-    fit_epsilon, fit_delta, train, estimate = epsilon, delta, data, None
-    if domain is not None:
-        if domain_share is not None:
-            raise MipkitValueError("Give a public domain (--domain FILE) or --domain-share, not both.")
-        domain = check_domain(domain, data)
-        train = conform(data, domain)
-        source: dict = {"source": "public file", "epsilon": 0.0}
-    if method == "ctgan":  # not private: it reads its own encoding from the data whatever the domain
-        source = {"source": "data", "epsilon": None}
-    elif domain is None:
-        estimate = _estimate_domain(data, method, epsilon, delta, target, domain_share, noise_seed, options)
-        domain = estimate.domain
-        train = conform(data, domain, estimate.fill)
-        fit_epsilon = (3.0 if epsilon is None else float(epsilon)) - estimate.epsilon
-        fit_delta = float(delta) - estimate.delta
-        source = estimate.summary()
-    if checkpoint is not None and method in RESUMABLE:
+    c = SynthesizeConfig() if config is None else config
+    data = data if isinstance(data, PrivateTable) else PrivateTable(data)
+    table = _checked(data, c)
+    dom = _domain(table, data, c)
+    options = dict(c.params)
+    if checkpoint is not None and c.method in RESUMABLE:
         options["checkpoint"] = checkpoint
     clock = time.perf_counter()
-    synth = make_synthesizer(
-        method, epsilon=fit_epsilon, delta=fit_delta, target=target, domain=domain,
-        random_state=random_state, noise_seed=noise_seed, progress=progress, **options,
-    )  # fmt: skip
-    synth.fit(train)
+    try:
+        synth = make_synthesizer(
+            c.method, epsilon=dom["epsilon"], delta=dom["delta"], target=c.target, domain=dom["domain"],
+            random_state=c.random_state, noise_seed=c.noise_seed, progress=progress, **options,
+        )  # fmt: skip
+    except TypeError as err:  # an option the synthesizer does not take
+        raise MipkitValueError(f"The 'params' parameter of synthesize: {err}.") from None
+    synth.fit(dom["train"])
     before = float(getattr(synth, "resumed_seconds_", 0.0))  # a resumed fit: the killed run's time too
     fit_seconds = time.perf_counter() - clock + before
-    table = restore_types(synth.sample(n_rows), {str(c): data[c].dtype for c in data.columns}, domain)
-    return SynthesisResult(
-        method=method,
-        synthetic=table,
+    n_rows = len(table) if c.rows is None else c.rows
+    dtypes = {str(col): table[col].dtype for col in table.columns}
+    synthetic = restore_types(synth.sample(n_rows), dtypes, dom["domain"])
+    estimate = dom["estimate"]
+    return SynthesizeResult(
+        method=c.method,
+        synthetic=synthetic,
         certificate=with_domain(
-            synth.certificate_, source, None if estimate is None else estimate.record(), _notes(estimate)
+            synth.certificate_,
+            dom["source"],
+            None if estimate is None else estimate.record(),
+            _notes(estimate),
         ),
         seconds=time.perf_counter() - clock + before,
         fit_seconds=fit_seconds,
-        delta=float(delta),
+        delta=float(c.delta),
         resumed_from=int(getattr(synth, "resumed_from_", 0)),
+        quality=_quality(table, synthetic, c),
     )
 
 
-#: Key of the domain estimate's stream of a ``noise_seed`` (apart from the synthesizer's own).
-_DOMAIN_STREAM = 0x646F6D61696E  # "domain"
+def _quality(table: pd.DataFrame, synthetic: pd.DataFrame, config: SynthesizeConfig) -> dict | None:
+    """The utility report when asked for (it reads the real records: not covered by the certificate)."""
+    if not config.quality and config.quality_target is None:
+        return None
+    from mipkit.synthesize.quality_report import quality_report
+
+    real = table[list(synthetic.columns)]
+    return quality_report(real, synthetic, target=config.quality_target, seed=config.random_state)
 
 
-def _estimate_domain(
-    data: pd.DataFrame,
-    method: str,
-    epsilon: float | None,
-    delta: float,
-    target: Any,
-    share: float | None,
-    noise_seed: int | None,
-    options: dict,
-) -> Any:
-    """The domain estimated with ``share`` of ``(epsilon, delta)``, its noise from the protective stream
-    (:func:`mipkit._random.noise_generator`); refused where the budget is not an ``epsilon`` to split (one
-    line naming ``--domain FILE``)."""
+def _estimate_domain(table: pd.DataFrame, config: SynthesizeConfig) -> Any:
+    """The domain estimated with ``domain_share`` of ``(epsilon, delta)``, its noise from the protective
+    stream (:func:`mipkit._random.noise_generator`); refused where the budget is not an ``epsilon`` to split
+    (one line naming ``--domain FILE``)."""
     from mipkit._random import noise_generator
     from mipkit.synthesize.dpdomain import DEFAULT_SHARE, estimate_domain
 
     why = None
-    if target is not None:
+    if config.target is not None:
         why = "a --target-risk calibration"
-    elif options.get("noise_multiplier") is not None:
+    elif config.params.get("noise_multiplier") is not None:
         why = "a fixed noise_multiplier"
-    elif options.get("neighbours", "add_remove") != "add_remove":
+    elif config.params.get("neighbours", "add_remove") != "add_remove":
         why = "replace-one neighbours"
     if why is not None:
         raise MipkitValueError(
             f"The column domain can be estimated privately only from an --epsilon budget, not with {why}: "
             "give the public domain with --domain FILE."
         )
-    share = DEFAULT_SHARE if share is None else share
-    if not (isinstance(share, (int, float)) and 0.0 < share < 1.0):
-        raise MipkitValueError(f"--domain-share must be in (0, 1). Got {share!r} instead.")
-    eps = 3.0 if epsilon is None else float(epsilon)
-    rng = noise_generator(noise_seed, stream=(_DOMAIN_STREAM,))
-    return estimate_domain(data, epsilon=share * eps, delta=share * delta, rng=rng, share=float(share))
+    share = DEFAULT_SHARE if config.domain_share is None else config.domain_share
+    eps = 3.0 if config.epsilon is None else float(config.epsilon)
+    rng = noise_generator(config.noise_seed, stream=(_DOMAIN_STREAM,))
+    return estimate_domain(
+        table, epsilon=share * eps, delta=share * config.delta, rng=rng, share=float(share)
+    )
 
 
 def _notes(estimate: Any) -> list[str]:

@@ -1,6 +1,7 @@
 """What a private training run keeps of who trained it, and the audit of its model against its certificate.
 
-:func:`read_records` reads the table of ``mipkit train-private`` with each record's position in the table and
+:func:`read_records` reads the table of a private training run
+(:class:`~mipkit.workflows.train_private.data.TrainingTable`) with each record's position in the table and
 (with ``id_column``) its id; :func:`split_frame` is ``split.parquet``: one row per record with ``row``,
 ``id`` and ``member`` (trained on) - never a feature or a label. :func:`audit_against_certificate` audits the
 fitted model as released (:func:`mipkit.audit_fitted`: LOSS on its outputs) on its
@@ -19,6 +20,7 @@ import pandas as pd
 
 from mipkit._validation import MipkitValueError
 from mipkit.data.io import Dataset, features_target, read_table
+from mipkit.workflows.train_private.data import TrainingTable
 
 __all__ = ["AUDIT_DIR", "SPLIT_FILE", "audit_against_certificate", "read_records", "split_frame"]
 
@@ -30,26 +32,28 @@ HELD_OUT_NOTE = (
 )
 
 
-def read_records(config: Any, domain: Any) -> tuple[Dataset, np.ndarray, np.ndarray | None]:
-    """The arrays of ``config`` (a :class:`~mipkit.workflows.train_private.run.TrainPrivateConfig`), each
-    record's position in the table as read (``rows``; ``dropna`` drops some) and its id (``None`` without
-    ``config.id_column``; the id column is checked and left out of the features)."""
+def read_records(
+    data: TrainingTable, config: Any, domain: Any
+) -> tuple[Dataset, np.ndarray, np.ndarray | None]:
+    """The arrays of ``data`` read with the settings of ``config`` (a
+    :class:`~mipkit.workflows.train_private.config.TrainPrivateConfig`), each record's position in the table
+    as read (``rows``; ``dropna`` drops some) and its id (``None`` without ``data.id_column``; the id column
+    is checked and left out of the features)."""
     from mipkit.workflows.audit.config import check_id_column
 
-    for name, what in (("data", "a CSV or Parquet file"), ("target", "the label column")):
-        if not getattr(config, name):
-            raise MipkitValueError(f"The {name!r} parameter of train_private is required ({what}).")
-    df = read_table(config.data).reset_index(drop=True)
+    df = (data.table if isinstance(data.table, pd.DataFrame) else read_table(data.table)).reset_index(
+        drop=True
+    )
     drop, ids = tuple(config.drop), None
-    if config.id_column:
-        ids = check_id_column(df, config.id_column)
-        drop = drop if config.id_column in drop else (*drop, config.id_column)
+    if data.id_column:
+        ids = check_id_column(df, data.id_column)
+        drop = drop if data.id_column in drop else (*drop, data.id_column)
     rows = np.arange(len(df))
     ds = features_target(
-        df, config.target, encode=config.encode, drop=drop, dropna=config.dropna, domain=domain, release=True
+        df, data.target, encode=config.encode, drop=drop, dropna=config.dropna, domain=domain, release=True
     )
     if config.dropna:  # the rows features_target keeps: no missing feature nor label
-        kept = df.drop(columns=[config.target, *drop]).notna().all(axis=1) & df[config.target].notna()
+        kept = df.drop(columns=[data.target, *drop]).notna().all(axis=1) & df[data.target].notna()
         rows, ids = rows[kept.to_numpy()], None if ids is None else ids[kept.to_numpy()]
     return ds, rows, ids
 
@@ -67,6 +71,27 @@ def split_frame(
     if ids is not None:
         frame["id"] = ids
     return pd.DataFrame({**frame, "member": member})
+
+
+def _beside_certificate(detail: dict, bounds: dict, n_non: int) -> tuple[dict, list[str]]:
+    """Each certified FPR's measured TPR (with its simultaneous interval) beside its bound, and the FPRs too
+    small to measure on ``n_non`` non-members (no false positive to spare)."""
+    rows, unmeasurable = {}, []
+    for key, bound in bounds.items():
+        if float(key) * n_non < 1:
+            unmeasurable.append(key)
+            continue
+        got = next(v for k, v in detail.items() if float(k) == float(key))
+        lower, upper = got["tpr_ci_simultaneous"]
+        rows[key] = {
+            "measured": got["tpr"],
+            "lower": lower,
+            "upper": upper,
+            "certified": bound,
+            "within": bool(got["tpr"] <= bound),
+            "violation": bool(lower > bound),
+        }
+    return rows, unmeasurable
 
 
 def audit_against_certificate(
@@ -119,20 +144,7 @@ def audit_against_certificate(
         result.write(out_dir)
     d = result.to_dict()
     detail = d["attacks"][d["strongest_attack"]]["tpr_at_fpr_detail"]
-    rows, unmeasurable = {}, []
-    for key, bound in certified["tpr_at_fpr"].items():
-        if float(key) * non.size < 1:  # no false positive to spare: the FPR itself is not measured
-            unmeasurable.append(key)
-            continue
-        got = next(v for k, v in detail.items() if float(k) == float(key))
-        rows[key] = {
-            "measured": got["tpr"],
-            "lower": got["tpr_ci_simultaneous"][0],
-            "upper": got["tpr_ci_simultaneous"][1],
-            "certified": bound,
-            "within": bool(got["tpr"] <= bound),
-            "violation": bool(got["tpr_ci_simultaneous"][0] > bound),
-        }
+    rows, unmeasurable = _beside_certificate(detail, certified["tpr_at_fpr"], int(non.size))
     return {
         "members": int(train_idx.size),
         "non_members": int(non.size),
