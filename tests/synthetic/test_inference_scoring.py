@@ -16,7 +16,7 @@ from mipkit._validation import MipkitValueError
 from mipkit.attacks.inference import InferenceGuesses
 from mipkit.data.tables import check_tables
 from mipkit.metrics.inference import analysis_correct, measure_inference
-from mipkit.workflows.audit_synthetic.run import attribute_inference
+from mipkit.workflows.audit_synthetic.measure import attribute_inference
 
 # a skewed secret (like BankChurners' Avg_Open_To_Buy): 20 targets, most just above the mode 1, a long tail
 TRUTH = np.array([1.0] * 6 + [2, 2.5, 3, 3.5, 4, 4.5, 5, 5.5] + [60, 70, 80, 90, 100, 101])
