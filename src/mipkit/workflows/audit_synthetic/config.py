@@ -63,7 +63,8 @@ class AuditSyntheticConfig(VerbConfig):
     n_attacks : int
         Inference targets per secret (and linkability targets).
     tolerance : float
-        Numeric secrets: a guess is right within ``tolerance`` times the column's range, in [0, 1].
+        Numeric secrets: a guess is right within ``tolerance`` times the targets' range (the most frequent
+        value only where exact), in [0, 1].
     metric : {"mixed", "euclidean"}
         Distance for NNAA and DCR (attribute inference always uses the mixed distance).
     max_nnaa_rows : int, optional
