@@ -24,7 +24,6 @@ the same absolute error for attack and baseline.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -32,6 +31,7 @@ from threadpoolctl import threadpool_limits
 
 from mipkit._random import RandomState, check_random_state
 from mipkit._validation import MipkitValueError, check_positive_int, check_probability
+from mipkit.data.attack_records import InferenceGuesses
 from mipkit.data.neighbors import kneighbors
 from mipkit.data.tables import TableSchema, encode_euclidean, encode_mixed
 
@@ -145,57 +145,6 @@ def most_frequent_guesses(reference: pd.DataFrame, *, secret: str, n: int, numer
 # --------------------------------------------------------------------------------------------------
 # the attacks and the non-member baseline for one secret
 # --------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class InferenceGuesses:
-    """What the attacks and the non-member baseline guess for one secret (nothing scored yet).
-
-    Attributes
-    ----------
-    secret : str
-    known : tuple of str
-        The columns the attacker knows.
-    numeric : bool
-        Whether the secret is a numeric column.
-    tolerance : float
-        Absolute tolerance of a right numeric guess (``tolerance * range`` of the original; 0 for a
-        categorical secret).
-    tolerance_share : float
-        The same tolerance as a share of the column's range (what results files store: it reveals nothing
-        about the records).
-    rows : ndarray of int
-        The targets' row positions in the original table (sorted).
-    truth : ndarray
-        The targets' secret values.
-    attacks : dict
-        ``{attack: (guesses, confidence)}`` on the targets, from the synthetic table; the first attack is
-        also run on the control targets.
-    baselines : dict
-        ``{baseline: guesses}`` on the same targets from the original without the targets: each attack
-        (when the non-member baseline runs) and ``"most_frequent"``.
-    control_rows, control_truth, control_guesses : ndarray or None
-        The control targets, their secret values and the first attack's guesses for them (``None``
-        without a control table).
-    """
-
-    secret: str
-    known: tuple[str, ...]
-    numeric: bool
-    tolerance: float
-    rows: np.ndarray
-    truth: np.ndarray
-    attacks: dict[str, tuple[np.ndarray, np.ndarray]]
-    baselines: dict[str, np.ndarray]
-    control_rows: np.ndarray | None = None
-    control_truth: np.ndarray | None = None
-    control_guesses: np.ndarray | None = None
-    tolerance_share: float | None = None
-
-    @property
-    def primary(self) -> str:
-        """The first attack (the one run on the control targets)."""
-        return next(iter(self.attacks))
-
-
 def _check_columns(secret: str, known: Sequence[str] | None, schema: TableSchema) -> list[str]:
     """The known columns (default: every other column), after checking both against the schema."""
     if secret not in schema.columns:

@@ -30,13 +30,12 @@ and ``n`` rows.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 
 from mipkit._random import RandomState, check_random_state
 from mipkit._validation import MipkitValueError, check_choice, check_positive_int
+from mipkit.data.attack_records import EQ, GE, LE, MISSING, Predicates, SinglingOutCounts
 from mipkit.data.tables import TableSchema, encode_mixed
 
 __all__ = [
@@ -50,8 +49,6 @@ __all__ = [
 ]
 
 MODES = ("univariate", "multivariate")
-EQ, LE, GE, MISSING = 0, 1, 2, 3
-OP_TEXT = ("==", "<=", ">=", "is missing")
 _PREFIX_BYTES = 2 * 2**20  # memory of one column's prefix masks
 _BATCH_WORDS = 2**21  # predicates x 64-bit words held per batch array
 
@@ -67,47 +64,6 @@ def encode_distinct(df: pd.DataFrame, schema: TableSchema) -> np.ndarray:
     codes = encode_mixed(df[list(schema.columns)], schema).codes.astype(float)
     values = np.hstack([num, codes])
     return pd.DataFrame(values).drop_duplicates().to_numpy()
-
-
-@dataclass(frozen=True)
-class Predicates:
-    """Conjunctions of conditions ``column op value``, one row per predicate.
-
-    Attributes
-    ----------
-    col : int array of shape (m, k)
-        Column positions (in ``schema.columns`` order) of the ``k`` conditions.
-    op : int array of shape (m, k)
-        ``0``: ``==``, ``1``: ``<=``, ``2``: ``>=``, ``3``: is missing.
-    value : float array of shape (m, k)
-        The numeric value or the category code (0 for "is missing").
-    """
-
-    col: np.ndarray
-    op: np.ndarray
-    value: np.ndarray
-
-    def __len__(self) -> int:
-        return int(self.col.shape[0])
-
-    def take(self, index: np.ndarray) -> Predicates:
-        return Predicates(self.col[index], self.op[index], self.value[index])
-
-    def describe(self, i: int, schema: TableSchema) -> str:
-        """Predicate ``i`` as text, e.g. ``"age >= 71 and sex == 'Female'"``."""
-        cols, n_num = schema.columns, len(schema.numeric)
-        parts = []
-        for j, o, v in zip(self.col[i], self.op[i], self.value[i], strict=True):
-            name = cols[j]
-            if o == MISSING:
-                parts.append(f"{name} is missing")
-            elif j < n_num:
-                parts.append(f"{name} {OP_TEXT[o]} {v:g}")
-            else:
-                levels = schema.levels[name]
-                text = levels[int(v)] if int(v) < len(levels) else None
-                parts.append(f"{name} is missing" if text is None else f"{name} == {text!r}")
-        return " and ".join(parts)
 
 
 class PredicateIndex:
@@ -314,26 +270,6 @@ def singling_out_predicates(
         ),
         attempts,
     )
-
-
-@dataclass(frozen=True)
-class SinglingOutCounts:
-    """The singling-out attack's predicates and how many distinct rows each matches in every table.
-
-    ``counts_original[i] == 1``: predicate ``i`` singles out a training record (a success);
-    ``counts_control`` is the same on the non-member table (``None`` without one).
-    """
-
-    mode: str
-    n_requested: int
-    n_cols: int
-    predicates: Predicates
-    attempts: int
-    counts_original: np.ndarray
-    counts_control: np.ndarray | None
-    n_original: int
-    n_control: int | None
-    n_synthetic: int
 
 
 def singling_out_counts(
