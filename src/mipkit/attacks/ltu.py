@@ -53,7 +53,7 @@ import pandas as pd
 from joblib import Parallel, delayed
 from threadpoolctl import ThreadpoolController
 
-from mipkit._random import check_random_state
+from mipkit._random import check_random_state, spawn_seed, spawn_seeds
 from mipkit._validation import MipkitValueError, check_choice, check_finite_array, check_positive_int
 from mipkit.attacks.model_compare import (
     _fitted_parameters,
@@ -298,17 +298,17 @@ def ltu_game(
         raise MipkitValueError("defender_idx and reserve_idx must be disjoint.")
 
     rng = check_random_state(random_state)
-    defender_seed = int(rng.integers(0, 2**31 - 1))
+    defender_seed = spawn_seed(rng)
     permutation = rng.permutation(defenders.size)
     round_d = _draw(rng, defenders, n_rounds, fixed_defender, "defender")
     round_r = _draw(rng, reserves, n_rounds, fixed_reserve, "reserve")
-    attacker_seeds = rng.integers(0, 2**31 - 1, size=(n_rounds, n_retrains))
+    attacker_seeds = np.reshape(spawn_seeds(rng, n_rounds * n_retrains), (n_rounds, n_retrains))
     coins = rng.random(n_rounds)
     first_is_defender = rng.random(n_rounds) < 0.5  # the pair's order, for "bounded-loss"
 
     train_order = defenders if scenario == "original" else defenders[permutation]
     if scenario == "unseeded":
-        defender_seed_used = int(rng.integers(0, 2**31 - 1))  # the secret seed: never handed to the attacker
+        defender_seed_used = spawn_seed(rng)  # the secret seed: never handed to the attacker
     else:
         defender_seed_used = defender_seed
     defender_model = _fit(trainer, defender_seed_used, features[train_order], labels[train_order])

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
-from mipkit._random import check_random_state
+from mipkit._random import check_random_state, spawn_seed, spawn_seeds
 from mipkit._validation import MipkitValueError, check_interval, check_positive_int
 from mipkit.defences._base import (
     FittedBasePredictions,
@@ -41,7 +41,6 @@ from mipkit.trainers.logistic import _check_X
 __all__ = ["ALPHA_MODES", "OptimallySoftLabels"]
 
 ALPHA_MODES = ("validate", "per-sample")
-SEED_MAX = 2**31 - 1
 
 
 @dataclass
@@ -201,10 +200,8 @@ class OptimallySoftLabels(FittedBasePredictions, ClassifierMixin, BaseEstimator)
 
     def _plan(self, rng: np.random.Generator, n: int, n_splits: int) -> _Plan:
         permutations = [rng.permutation(n) for _ in range(n_splits)]
-        inner_seeds = rng.integers(0, SEED_MAX, size=2 * n_splits)
-        return _Plan(
-            permutations, inner_seeds, int(rng.integers(0, SEED_MAX)), int(rng.integers(0, SEED_MAX))
-        )
+        inner_seeds = np.asarray(spawn_seeds(rng, 2 * n_splits))
+        return _Plan(permutations, inner_seeds, spawn_seed(rng), spawn_seed(rng))
 
     # -------------------------------------------------------------------------------------------- fit
 
@@ -334,7 +331,7 @@ class OptimallySoftLabels(FittedBasePredictions, ClassifierMixin, BaseEstimator)
                 )
             parts.append((val, tr))
             tr_plans.append(self._plan(rng, tr.size, n_splits))
-            grid_seeds.append(int(rng.integers(0, SEED_MAX)))
+            grid_seeds.append(spawn_seed(rng))
         tr_rows = [subsets[m][tr] for m, (_, tr) in enumerate(parts)]
         logits = leave_out_logits(
             checked["inner"],

@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from mipkit._random import RandomState, check_random_state
+from mipkit._random import RandomState, check_random_state, spawn_seeds
 from mipkit._validation import MipkitValueError, check_choice
 from mipkit.engine.ledger import Ledger, hash_array
 from mipkit.game.trainers import TrainerSpec, predict_full_proba
@@ -129,7 +129,7 @@ def tasks_from_membership(
     if mask.ndim != 2 or mask.dtype != bool:
         raise MipkitValueError("The 'in_mask' parameter must be a 2-D boolean array (n_models, n_records).")
     rng = check_random_state(random_state)
-    seeds = rng.integers(0, 2**31 - 1, size=mask.shape[0])
+    seeds = spawn_seeds(rng, mask.shape[0])
     tasks = []
     for k in range(mask.shape[0]):
         idx = np.flatnonzero(mask[k])

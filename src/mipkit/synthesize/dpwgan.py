@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mipkit._random import check_noise_seed, check_random_state, noise_generator, noise_source
+from mipkit._random import check_noise_seed, check_random_state, noise_generator, noise_source, spawn_seed
 from mipkit._validation import (
     MipkitValueError,
     check_choice,
@@ -303,8 +303,8 @@ class DPWGANGP:
         """Algorithm 1 with Poisson batches and calibrated noise; returns the number of critic steps run."""
         n, d = x_np.shape
         rng = check_random_state(self.random_state)
-        gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
-        torch.manual_seed(int(rng.integers(2**62)))
+        gen = torch.Generator().manual_seed(spawn_seed(rng))
+        torch.manual_seed(spawn_seed(rng))
         secret = noise_generator(self.noise_seed)  # the Poisson batches and the noise
         simplices = self.encoder_.simplices() if self.categorical_output == "softmax" else []
         critic, generator = self._networks(d, simplices)
@@ -426,8 +426,8 @@ class DPWGANGP:
         if not hasattr(self, "generator_"):
             raise MipkitValueError("This DPWGANGP is not fitted yet; call fit(data) first.")
         n_rows = check_positive_int("n_rows", n_rows, owner="DPWGANGP.sample")
-        rng = check_random_state(self.random_state if random_state is None else random_state)
-        gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
+        seed = spawn_seed(self.random_state if random_state is None else random_state)
+        gen = torch.Generator().manual_seed(seed)
         with torch.no_grad():
             out = self.generator_(torch.rand(n_rows, self.latent_dim, generator=gen)).numpy()
         return self.encoder_.inverse_transform(out)
