@@ -198,57 +198,101 @@ def calibrate(
     from mipkit.accounting.pld_build import DEFAULT_MAX_POINTS
 
     clock = time.perf_counter()
-    owner = "calibrate"
-    fam = family if isinstance(family, MechanismFamily) else MechanismFamily(build=family)
-    if not callable(fam.build):
-        raise MipkitValueError(f"The 'family' parameter of {owner} must be callable. Got {family!r} instead.")
-    if not isinstance(target, RiskTarget):
-        raise MipkitValueError(
-            f"The 'target' parameter of {owner} must be a risk target (EtaTarget, TprAtFprTarget, ...). "
-            f"Got {type(target).__name__} instead."
-        )
+    fam = _check_family(family, target)
     o = Oriented(fam)
     start = float(fam.start(target)) if fam.start is not None else math.sqrt(fam.low * fam.high)
     guess = min(max(1.0 / start if o.flip and start > 0 else (o.high if o.flip else start), o.low), o.high)
-    probe = o(guess)
-    exact_curve = has_closed_form(probe)
-    nu = check_interval(
-        "tolerance", DEFAULT_NOISE_TOLERANCE if tolerance is None else tolerance, 0.0, 0.5, owner=owner
-    )
-    default_rtol = fam.rtol if fam.rtol is not None else (_RTOL_CLOSED if exact_curve else nu / 4.0)
-    tol = check_interval("rtol", default_rtol if rtol is None else rtol, 0.0, 0.1, owner=owner)
+    exact_curve = has_closed_form(o(guess))
+    nu, tol = _tolerances(fam, exact_curve, rtol, tolerance)
     cap = DEFAULT_MAX_POINTS if max_points is None else int(max_points)
     details: dict[str, Any] = {**target.params(), **fam.params, "rtol": tol}
     _refuse_trivial(fam, target)
-    if fam.integer:
-        out = integer(fam, target)
-        noise = out["x"]
-    else:
-        if exact_curve:
-            out = closed(fam, o, target, guess, tol)
-        elif value_discretization_interval is not None:
-            grid = check_interval(
-                "value_discretization_interval", value_discretization_interval, 0.0, 1.0, owner=owner
-            )
-            f = grid / _FINE_FACTOR if fine_discretization_interval is None else fine_discretization_interval
-            fine = check_interval("fine_discretization_interval", f, 0.0, grid, closed="right", owner=owner)
-            out = fixed_grid(fam, o, target, guess, tol, grid, fine)
-        else:
-            details["tolerance"] = nu
-            out = adaptive(fam, o, target, guess, tol, nu, cap)
-        noise = o.value(out["x"])
-    x_lower = out["x_lower"]
-    noise_lower = (
-        None
-        if x_lower is None or (isinstance(x_lower, float) and math.isnan(x_lower))
-        else (float(x_lower) if fam.integer else float(o.value(x_lower)))
-    )
+    grids = (value_discretization_interval, fine_discretization_interval)
+    out = _search(fam, o, target, guess, (tol, nu, cap), exact_curve, grids, details)
+    adaptive_pld = not (exact_curve or fam.integer or value_discretization_interval is not None)
     details |= out["details"] | {
         "start": float(start),
         "evaluations": out["evaluations"],
         "method": fam.method,
         "minimal": bool(out["minimal"]),
     }
+    return _record(fam, o, target, out, tol, nu if adaptive_pld else None, details, clock)
+
+
+def _check_family(
+    family: MechanismFamily | Callable[[float], Mechanism], target: RiskTarget
+) -> MechanismFamily:
+    """The family (a bare function wrapped in :class:`MechanismFamily`), after checking it and the target."""
+    fam = family if isinstance(family, MechanismFamily) else MechanismFamily(build=family)
+    if not callable(fam.build):
+        raise MipkitValueError(
+            f"The 'family' parameter of calibrate must be callable. Got {family!r} instead."
+        )
+    if not isinstance(target, RiskTarget):
+        raise MipkitValueError(
+            "The 'target' parameter of calibrate must be a risk target (EtaTarget, TprAtFprTarget, ...). "
+            f"Got {type(target).__name__} instead."
+        )
+    return fam
+
+
+def _tolerances(
+    fam: MechanismFamily, exact_curve: bool, rtol: float | None, tolerance: float | None
+) -> tuple[float, float]:
+    """``(tolerance on the noise of a PLD calibration, relative tolerance of the search)``, checked."""
+    nu = check_interval(
+        "tolerance", DEFAULT_NOISE_TOLERANCE if tolerance is None else tolerance, 0.0, 0.5, owner="calibrate"
+    )
+    default_rtol = fam.rtol if fam.rtol is not None else (_RTOL_CLOSED if exact_curve else nu / 4.0)
+    return nu, check_interval("rtol", default_rtol if rtol is None else rtol, 0.0, 0.1, owner="calibrate")
+
+
+def _search(
+    fam: MechanismFamily,
+    o: Oriented,
+    target: RiskTarget,
+    guess: float,
+    tolerances: tuple[float, float, int],
+    exact_curve: bool,
+    grids: tuple[float | None, float | None],
+    details: dict[str, Any],
+) -> dict[str, Any]:
+    """The search path's result (:mod:`mipkit.accounting.calibration_paths`): over the integers, on the exact
+    curve, on a fixed PLD grid (``grids``: search and re-check grid) or adaptive on two-sided PLDs
+    (``tolerances``: rtol, tolerance on the noise, cost cap; the tolerance is added to ``details``)."""
+    tol, nu, cap = tolerances
+    if fam.integer:
+        return integer(fam, target)
+    if exact_curve:
+        return closed(fam, o, target, guess, tol)
+    if grids[0] is not None:
+        grid = check_interval("value_discretization_interval", grids[0], 0.0, 1.0, owner="calibrate")
+        f = grid / _FINE_FACTOR if grids[1] is None else grids[1]
+        fine = check_interval("fine_discretization_interval", f, 0.0, grid, closed="right", owner="calibrate")
+        return fixed_grid(fam, o, target, guess, tol, grid, fine)
+    details["tolerance"] = nu
+    return adaptive(fam, o, target, guess, tol, nu, cap)
+
+
+def _record(
+    fam: MechanismFamily,
+    o: Oriented,
+    target: RiskTarget,
+    out: dict[str, Any],
+    tol: float,
+    tolerance: float | None,
+    details: dict[str, Any],
+    clock: float,
+) -> Calibration:
+    """The :class:`Calibration` of a search result (``tolerance``: that of an adaptive PLD search, else
+    None; ``clock``: ``time.perf_counter()`` at the start)."""
+    noise = out["x"] if fam.integer else o.value(out["x"])
+    x_lower = out["x_lower"]
+    noise_lower = (
+        None
+        if x_lower is None or (isinstance(x_lower, float) and math.isnan(x_lower))
+        else (float(x_lower) if fam.integer else float(o.value(x_lower)))
+    )
     lo = out["lo"]
     converged = bool(
         out["achieved"] <= target.value
@@ -272,7 +316,7 @@ def calibrate(
         details=details,
         noise_lower=noise_lower,
         achieved_lower=float(out["lower"]),
-        tolerance=None if exact_curve or fam.integer or value_discretization_interval is not None else nu,
+        tolerance=tolerance,
         minimal=bool(out["minimal"]),
         neighbours=target.relation or mech.neighbours,
     )
