@@ -226,14 +226,7 @@ def singling_out_predicates(
     index = PredicateIndex(v)
     if mode == "univariate":
         cand = _univariate_candidates(v, n_numeric, rng)
-        keep = np.flatnonzero(index.count(cand) == 1)
-        seen_u: set[bytes] = set()
-        first = []
-        for i, key in zip(keep, _keys(cand.take(keep)), strict=True):
-            if key not in seen_u and len(first) < n_predicates:
-                seen_u.add(key)
-                first.append(i)
-        return cand.take(np.asarray(first, dtype=np.int64)), len(cand)
+        return cand.take(_singling(index, cand, set(), n_predicates)), len(cand)
     n_cols = check_positive_int("n_cols", n_cols, owner="singling_out_predicates")
     if n_cols > v.shape[1]:
         raise MipkitValueError(
@@ -241,6 +234,32 @@ def singling_out_predicates(
             f"columns). Got {n_cols} instead."
         )
     limit = 1000 * n_predicates if max_attempts is None else int(max_attempts)
+    return _multivariate(v, n_numeric, n_cols, n_predicates, limit, rng, index)
+
+
+def _singling(index: PredicateIndex, cand: Predicates, seen: set[bytes], room: int) -> np.ndarray:
+    """Positions in ``cand`` of the predicates that single out one row of ``index``'s table and are not in
+    ``seen`` (added to it), in order, at most ``room`` of them."""
+    keep = np.flatnonzero(index.count(cand) == 1)
+    new = []
+    for i, key in zip(keep, _keys(cand.take(keep)), strict=True):
+        if key not in seen and len(new) < room:
+            seen.add(key)
+            new.append(i)
+    return np.asarray(new, dtype=np.int64)
+
+
+def _multivariate(
+    v: np.ndarray,
+    n_numeric: int,
+    n_cols: int,
+    n_predicates: int,
+    limit: int,
+    rng: np.random.Generator,
+    index: PredicateIndex,
+) -> tuple[Predicates, int]:
+    """Multivariate predicates drawn in batches until ``n_predicates`` single out a row or ``limit``
+    candidates were drawn; the predicates and the number drawn."""
     with np.errstate(all="ignore"):
         medians = np.nanmedian(v[:, :n_numeric], axis=0) if n_numeric else np.empty(0)
     medians = np.concatenate([medians, np.full(v.shape[1] - n_numeric, np.nan)])
@@ -251,13 +270,8 @@ def singling_out_predicates(
     while n_found < n_predicates and attempts < limit:
         cand = _multivariate_candidates(v, n_numeric, medians, n_cols, min(batch, limit - attempts), rng)
         attempts += len(cand)
-        keep = np.flatnonzero(index.count(cand) == 1)
-        new = []
-        for i, key in zip(keep, _keys(cand.take(keep)), strict=True):
-            if key not in seen and n_found + len(new) < n_predicates:
-                seen.add(key)
-                new.append(i)
-        found.append(cand.take(np.asarray(new, dtype=np.int64)))
+        new = _singling(index, cand, seen, n_predicates - n_found)
+        found.append(cand.take(new))
         n_found += len(new)
     if not found:
         k = n_cols
