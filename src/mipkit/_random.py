@@ -40,6 +40,15 @@ def spawn_seeds(random_state: RandomState, n: int) -> list[int]:
     return [int(s) for s in rng.integers(0, 2**31 - 1, size=n)]
 
 
+def spawn_seed(random_state: RandomState) -> int:
+    """One 32-bit integer seed derived from ``random_state``: :func:`spawn_seeds` of one.
+
+    For a library that takes an integer seed (torch, the global NumPy state ctgan and mbi draw from); a
+    ``Generator`` hands over the next draw of its stream, ``None`` a seed from fresh OS entropy.
+    """
+    return spawn_seeds(random_state, 1)[0]
+
+
 # ---------------------------------------------------------------------------------------- protective noise
 #: ``noise_source`` of a release whose protective randomness came from the operating system.
 OS_ENTROPY = "os-entropy"

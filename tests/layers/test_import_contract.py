@@ -1,4 +1,4 @@
-"""The layer contract (pyproject.toml, [tool.importlinter]) holds, and an upward import breaks it.
+"""The layer contract (pyproject.toml, [tool.importlinter]) holds, and an upward import or a cycle breaks it.
 
 ``make test`` runs ``lint-imports`` on the real tree; these tests make sure the contract is read from
 ``pyproject.toml`` and that it really catches a module importing a layer above its own.
@@ -43,6 +43,7 @@ def test_contract_kept_on_the_source_tree(tmp_path: Path) -> None:
         ("stats.py", "import mipkit.metrics.roc"),  # bottom layer importing metrics
         ("attacks/loss.py", "import mipkit.metrics.roc"),  # attacks never import metrics
         ("accounting/risk.py", "import mipkit.workflows"),  # certify importing a workflow
+        ("accounting/tradeoff.py", "import mipkit.accounting.risk"),  # a cycle: risk imports tradeoff
     ],
 )
 def test_an_upward_import_breaks_the_contract(tmp_path: Path, module: str, upward: str) -> None:

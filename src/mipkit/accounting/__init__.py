@@ -30,7 +30,8 @@ from mipkit.accounting.mechanisms import *  # noqa: F403 - the records are light
 # the two in step).
 _MODULES: dict[str, str] = {
     "tradeoff": "TradeoffCurve",
-    "curves": "ApproxDPCurve GaussianCurve LaplaceCurve has_closed_form tradeoff_curve",
+    "closed_forms": "ApproxDPCurve GaussianCurve LaplaceCurve",
+    "curves": "has_closed_form tradeoff_curve",
     "relations": "GroupPrivacyCurve add_remove_record replace_one_record",
     "rdp": "RDPCurve rdp_delta",
     "risk": "DEFAULT_BASELINES DEFAULT_RECALLS advantage_over_baseline binary_attribute_error_bound "

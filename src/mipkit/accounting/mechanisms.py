@@ -281,6 +281,6 @@ def mechanism_from_dict(d: Mapping[str, Any]) -> Mechanism:
                 f"The 'mechanisms' of a 'composed' mechanism must be a list of dicts. Got {parts!r} instead."
             )
         params["mechanisms"] = tuple(mechanism_from_dict(p) for p in parts)
-    if cls is HeterogeneousSubsampledGaussian and isinstance(params.get("groups"), Iterable):
-        params["groups"] = tuple(tuple(g) if isinstance(g, Iterable) else g for g in params["groups"])
+    if cls is HeterogeneousSubsampledGaussian:
+        return HeterogeneousSubsampledGaussian.from_dict(d)
     return cls(**params)

@@ -20,7 +20,7 @@ from mipkit._validation import (
     check_positive_int,
     check_sample_rate,
 )
-from mipkit.accounting._record_base import Mechanism, _relation, _set
+from mipkit.accounting._record_base import Mechanism, _relation, _set, record_parts
 
 __all__ = ["RDP", "ZCDP", "HeterogeneousSubsampledGaussian", "dpsgd_schedule"]
 
@@ -121,13 +121,11 @@ class HeterogeneousSubsampledGaussian(Mechanism, name="heterogeneous_subsampled_
     @classmethod
     def from_dict(cls, d: Mapping[str, Any]) -> HeterogeneousSubsampledGaussian:
         """The record :meth:`to_dict` wrote (same as :func:`mechanism_from_dict`)."""
-        if not isinstance(d, Mapping) or d.get("name") != cls.name:
-            raise MipkitValueError(f"Expected a dict with name {cls.name!r}. Got {d!r} instead.")
-        from mipkit.accounting.mechanisms import mechanism_from_dict
-
-        rec = mechanism_from_dict(d)
-        assert isinstance(rec, cls)
-        return rec
+        _, params = record_parts(d, {cls.name: cls}, "mechanism", f"{cls.__name__}.from_dict")
+        groups = params.get("groups")
+        if isinstance(groups, Iterable):
+            params["groups"] = tuple(tuple(g) if isinstance(g, Iterable) else g for g in groups)
+        return cls(**params)
 
 
 @dataclass(frozen=True)

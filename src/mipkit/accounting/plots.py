@@ -11,6 +11,7 @@ from collections.abc import Sequence
 import numpy as np
 from matplotlib.figure import Figure
 
+from mipkit._defaults import DEFAULT_BASE_RATES
 from mipkit.accounting.risk import certified_precision, eta_from_curve, mip_tpr_bound
 from mipkit.accounting.tradeoff import TradeoffCurve
 from mipkit.accounting.wording import describe_mechanism
@@ -27,7 +28,7 @@ def skew_label(base_rate: float) -> str:
 def plot_tradeoff(
     curve: TradeoffCurve,
     *,
-    base_rates: Sequence[float] = (1 / 2, 1 / 11, 1 / 101, 1 / 1001),
+    base_rates: Sequence[float] = DEFAULT_BASE_RATES,
     title: str | None = None,
 ) -> Figure:
     """Three panels: the certified ROC bound (linear and log-log) and certified precision-recall.

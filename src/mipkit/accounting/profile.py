@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from mipkit._defaults import DEFAULT_BASE_RATES, DEFAULT_FPRS
 from mipkit._validation import check_delta
 from mipkit.accounting.risk import (
     DEFAULT_BASELINES,
@@ -82,9 +83,9 @@ def _side(curve: TradeoffCurve, mip: TradeoffCurve, fprs, baselines, rates, reca
 def risk_profile(
     curve: TradeoffCurve,
     *,
-    fprs: Sequence[float] = (0.001, 0.01, 0.1),
+    fprs: Sequence[float] = DEFAULT_FPRS,
     baselines: Sequence[float] = DEFAULT_BASELINES,
-    base_rates: Sequence[float] = (0.5, 1 / 11, 1 / 101, 1 / 1001),
+    base_rates: Sequence[float] = DEFAULT_BASE_RATES,
     recalls: Sequence[float] = DEFAULT_RECALLS,
     delta: float | None = None,
     mip_curve: TradeoffCurve | None = None,

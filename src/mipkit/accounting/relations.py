@@ -31,6 +31,7 @@ import numpy as np
 
 from mipkit._validation import MipkitValueError, check_choice
 from mipkit.accounting import mechanisms as rec
+from mipkit.accounting.closed_forms import ApproxDPCurve
 from mipkit.accounting.mechanisms import NEIGHBOURS, Mechanism
 from mipkit.accounting.tradeoff import TradeoffCurve, check_alpha
 
@@ -155,8 +156,6 @@ class GroupPrivacyCurve(TradeoffCurve):
     def advantage(self) -> float:
         """``1 - e^-eps (1 - 2 delta)`` for an ``(eps, delta)``-DP base (attained on the slope-1 piece of
         ``g o g``); the numeric supremum otherwise."""
-        from mipkit.accounting.curves import ApproxDPCurve
-
         if isinstance(self.base, ApproxDPCurve):
             e, d = self.base.epsilon, self.base.delta
             return float(min(1.0, -math.expm1(-e) + 2.0 * d * math.exp(-e)))

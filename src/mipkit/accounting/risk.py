@@ -288,12 +288,3 @@ def certified_precision(curve: TradeoffCurve, recall: float | np.ndarray, base_r
     den = num + (1.0 - pi) * alpha
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
-
-
-def __getattr__(name: str) -> object:
-    # risk_profile moved to mipkit.accounting.profile (it imports this module); still reachable here
-    if name == "risk_profile":
-        from mipkit.accounting.profile import risk_profile
-
-        return risk_profile
-    raise AttributeError(f"module 'mipkit.accounting.risk' has no attribute {name!r}")

@@ -103,7 +103,24 @@ def bracketed_search(
     MipkitValueError
         When even ``high`` misses the target.
     """
-    x = min(max(start, low), high)
+    bracket = _bracket(search, min(max(start, low), high), low, high, step, first_step, what)
+    if bracket is None:
+        return math.nan, low, True
+    lo, hi = _narrow(search, *bracket, rtol)
+    return lo, hi, False
+
+
+def _bracket(
+    search: MonotoneRisk,
+    x: float,
+    low: float,
+    high: float,
+    step: float,
+    first_step: float | None,
+    what: str,
+) -> tuple[float, float] | None:
+    """``(lo, hi)``: ``lo`` misses the target, ``hi`` meets it, found by geometric steps from ``x``; None
+    when even ``low`` meets it."""
     factor = step if first_step is None else first_step
     if search.meets(x):
         hi = x
@@ -111,23 +128,27 @@ def bracketed_search(
             lo = max(hi / factor, low)
             factor = step
             if not search.meets(lo):
-                break
+                return lo, hi
             hi = lo
             if lo <= low:
-                return math.nan, low, True
-    else:
-        lo = x
-        while True:
-            hi = min(lo * factor, high)
-            factor = step
-            if search.meets(hi):
-                break
-            lo = hi
-            if hi >= high:
-                raise MipkitValueError(
-                    f"The target is unreachable: even {what} = {high:g} gives risk "
-                    f"{search(high):.6g} > {search.target:.6g}."
-                )
+                return None
+    lo = x
+    while True:
+        hi = min(lo * factor, high)
+        factor = step
+        if search.meets(hi):
+            return lo, hi
+        lo = hi
+        if hi >= high:
+            raise MipkitValueError(
+                f"The target is unreachable: even {what} = {high:g} gives risk "
+                f"{search(high):.6g} > {search.target:.6g}."
+            )
+
+
+def _narrow(search: MonotoneRisk, lo: float, hi: float, rtol: float) -> tuple[float, float]:
+    """The bracket ``(lo, hi)`` narrowed to relative width ``rtol``: Brent's method on ``log(x)``, then
+    bisection in log space; the narrowest bracket of every evaluation so far."""
 
     def g(log_x: float) -> float:
         return search(math.exp(log_x)) - search.target
@@ -148,7 +169,7 @@ def bracketed_search(
             hi = mid
         else:
             lo = mid
-    return lo, hi, False
+    return lo, hi
 
 
 def raise_until_safe(

@@ -32,7 +32,7 @@ from typing import Any, ClassVar
 from scipy import optimize, stats
 
 from mipkit._validation import MipkitValueError, check_delta, check_epsilon, check_eta, check_interval
-from mipkit.accounting.curves import GaussianCurve
+from mipkit.accounting.closed_forms import GaussianCurve
 from mipkit.accounting.mechanisms import record_parts
 from mipkit.accounting.risk import eta_from_curve, replace_one_curve
 from mipkit.accounting.tradeoff import TradeoffCurve

@@ -25,7 +25,6 @@ where exact (:func:`mipkit.metrics.inference.analysis_correct`).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -33,6 +32,7 @@ from threadpoolctl import threadpool_limits
 
 from mipkit._random import RandomState, check_random_state
 from mipkit._validation import MipkitValueError, check_positive_int, check_probability
+from mipkit.data.attack_records import InferenceGuesses
 from mipkit.data.neighbors import kneighbors
 from mipkit.data.tables import TableSchema, encode_euclidean, encode_mixed
 
@@ -146,57 +146,6 @@ def most_frequent_guesses(reference: pd.DataFrame, *, secret: str, n: int, numer
 # --------------------------------------------------------------------------------------------------
 # the attacks and the non-member baseline for one secret
 # --------------------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class InferenceGuesses:
-    """What the attacks and the non-member baseline guess for one secret (nothing scored yet).
-
-    Attributes
-    ----------
-    secret : str
-    known : tuple of str
-        The columns the attacker knows.
-    numeric : bool
-        Whether the secret is a numeric column.
-    tolerance : float
-        Absolute tolerance of a right numeric guess (``tolerance`` times the range of the targets' values; 0
-        for a categorical secret).
-    tolerance_share : float
-        The same tolerance as a share of that range (what results files store: it reveals nothing about the
-        records).
-    rows : ndarray of int
-        The targets' row positions in the original table (sorted).
-    truth : ndarray
-        The targets' secret values.
-    attacks : dict
-        ``{attack: (guesses, confidence)}`` on the targets, from the synthetic table; the first attack is
-        also run on the control targets.
-    baselines : dict
-        ``{baseline: guesses}`` on the same targets from the original without the targets: each attack
-        (when the non-member baseline runs) and ``"most_frequent"``.
-    control_rows, control_truth, control_guesses : ndarray or None
-        The control targets, their secret values and the first attack's guesses for them (``None``
-        without a control table).
-    """
-
-    secret: str
-    known: tuple[str, ...]
-    numeric: bool
-    tolerance: float
-    rows: np.ndarray
-    truth: np.ndarray
-    attacks: dict[str, tuple[np.ndarray, np.ndarray]]
-    baselines: dict[str, np.ndarray]
-    control_rows: np.ndarray | None = None
-    control_truth: np.ndarray | None = None
-    control_guesses: np.ndarray | None = None
-    tolerance_share: float | None = None
-
-    @property
-    def primary(self) -> str:
-        """The first attack (the one run on the control targets)."""
-        return next(iter(self.attacks))
-
-
 def _check_columns(secret: str, known: Sequence[str] | None, schema: TableSchema) -> list[str]:
     """The known columns (default: every other column), after checking both against the schema."""
     if secret not in schema.columns:
@@ -212,6 +161,138 @@ def _check_columns(secret: str, known: Sequence[str] | None, schema: TableSchema
     if not known:
         raise MipkitValueError("Attribute inference needs at least one known column.")
     return known
+
+
+def _check_options(
+    secret: str,
+    known: Sequence[str] | None,
+    schema: TableSchema,
+    attacks: Sequence[str],
+    n_attacks: int,
+    tolerance: float,
+) -> tuple[list[str], int, float]:
+    """``(known, n_attacks, tolerance)`` after checking every option of attribute_inference_guesses."""
+    known = _check_columns(secret, known, schema)
+    unknown_attacks = [a for a in attacks if a not in ("nearest", "model")]
+    if unknown_attacks or not attacks:
+        raise MipkitValueError(
+            f"The 'attacks' parameter must hold 'nearest' and/or 'model'. Got {list(attacks)}."
+        )
+    n_attacks = check_positive_int("n_attacks", n_attacks, owner="attribute_inference")
+    return known, n_attacks, check_probability("tolerance", tolerance, owner="attribute_inference")
+
+
+def _draw_targets(
+    rng: np.random.Generator,
+    original: pd.DataFrame,
+    control: pd.DataFrame | None,
+    secret: str,
+    n_attacks: int,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """Sorted row positions of the targets (at most all but one record with a known secret, so that the
+    baseline has data) and of the control targets (None without a control record with a known secret)."""
+    pool = np.flatnonzero(original[secret].notna().to_numpy())
+    if pool.size < 2:
+        raise MipkitValueError(f"The secret column {secret!r} has fewer than 2 non-missing values.")
+    tgt_idx = np.sort(rng.choice(pool, size=min(n_attacks, pool.size - 1), replace=False))
+    c_idx = None
+    if control is not None:
+        cpool = np.flatnonzero(control[secret].notna().to_numpy())
+        if cpool.size:
+            c_idx = np.sort(rng.choice(cpool, size=min(n_attacks, cpool.size), replace=False))
+    return tgt_idx, c_idx
+
+
+def _reference_tables(
+    rng: np.random.Generator,
+    original: pd.DataFrame,
+    synthetic: pd.DataFrame,
+    secret: str,
+    tgt_idx: np.ndarray,
+    match_size: bool,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rows with a known secret the attacks learn from: the synthetic table's and the original's without
+    the targets (the baseline's); with ``match_size``, a random subset of the synthetic rows no larger than
+    the baseline's (like for like in size too)."""
+    keep = np.ones(len(original), dtype=bool)
+    keep[tgt_idx] = False
+    rest = original.iloc[keep]
+    syn = synthetic[synthetic[secret].notna()]
+    rest_ok = rest[rest[secret].notna()]
+    if match_size and len(syn) > len(rest_ok):
+        syn = syn.iloc[np.sort(rng.choice(len(syn), size=len(rest_ok), replace=False))]
+    return syn, rest_ok
+
+
+class _Guesser:
+    """``guesser(analysis, reference, targets)``: the guesses and confidences of ``"nearest"`` or
+    ``"model"`` for one secret, each table's encoding of the known columns computed once."""
+
+    def __init__(
+        self, secret: str, known: list[str], schema: TableSchema, model_factory, n_jobs: int
+    ) -> None:
+        self.secret, self.known, self.schema = secret, known, schema
+        self.model_factory, self.n_jobs = model_factory, n_jobs
+        self.numeric = secret in schema.numeric
+        self._sub = schema.subset(known)
+        self._cache: dict[int, tuple[pd.DataFrame, object]] = {}
+
+    def encoded(self, df: pd.DataFrame) -> object:
+        if id(df) not in self._cache:
+            self._cache[id(df)] = (df, encode_mixed(df, self._sub))  # keep df alive so its id stays unique
+        return self._cache[id(df)][1]
+
+    def __call__(
+        self, analysis: str, reference: pd.DataFrame, targets: pd.DataFrame
+    ) -> tuple[np.ndarray, np.ndarray]:
+        common = {"secret": self.secret, "known": self.known, "schema": self.schema}
+        if analysis == "nearest":
+            return nearest_neighbor_guesses(
+                targets, reference, **common, n_jobs=self.n_jobs, encoded=self.encoded
+            )
+        return model_guesses(
+            targets, reference, **common, numeric=self.numeric, model_factory=self.model_factory
+        )
+
+
+def _guesses(
+    guess: _Guesser,
+    original: pd.DataFrame,
+    tables: tuple[pd.DataFrame, pd.DataFrame],
+    control: pd.DataFrame | None,
+    rows: tuple[np.ndarray, np.ndarray | None],
+    attacks: Sequence[str],
+    non_member_baseline: bool,
+    tolerance: float,
+) -> InferenceGuesses:
+    """Every attack on the targets (from the synthetic rows), its baseline (from the original's other
+    rows), the most frequent value, and the first attack on the control targets."""
+    (syn, rest), (tgt_idx, c_idx), secret = tables, rows, guess.secret
+    targets = original.iloc[tgt_idx]
+    atk = {a: guess(a, syn, targets) for a in attacks}
+    base = {a: guess(a, rest, targets)[0] for a in (attacks if non_member_baseline else ())}
+    base["most_frequent"] = most_frequent_guesses(rest, secret=secret, n=tgt_idx.size, numeric=guess.numeric)
+    c_truth = c_guess = None
+    if c_idx is not None:
+        c_t = control.iloc[c_idx]
+        c_guess, _ = guess(attacks[0], syn, c_t)
+        c_truth = c_t[secret].to_numpy()
+    truth = targets[secret].to_numpy()
+    targets_range = float(np.ptp(truth.astype(float))) if guess.numeric else 0.0
+    return InferenceGuesses(
+        secret=secret,
+        known=tuple(guess.known),
+        numeric=guess.numeric,
+        tolerance=tolerance * targets_range,
+        rows=tgt_idx,
+        truth=truth,
+        attacks=atk,
+        baselines=base,
+        control_rows=c_idx,
+        control_truth=c_truth,
+        control_guesses=c_guess,
+        tolerance_share=tolerance if guess.numeric else None,
+    )
 
 
 def attribute_inference_guesses(
@@ -274,82 +355,10 @@ def attribute_inference_guesses(
         same-distribution tables with twice as many synthetic rows, 12.5% of audits found an "improvement"
         (``benchmarks/verdict_calibration_synthetic.py``).
     """
-    known = _check_columns(secret, known, schema)
-    unknown_attacks = [a for a in attacks if a not in ("nearest", "model")]
-    if unknown_attacks or not attacks:
-        raise MipkitValueError(
-            f"The 'attacks' parameter must hold 'nearest' and/or 'model'. Got {list(attacks)}."
-        )
-    n_attacks = check_positive_int("n_attacks", n_attacks, owner="attribute_inference")
-    tolerance = check_probability("tolerance", tolerance, owner="attribute_inference")
+    known, n_attacks, tolerance = _check_options(secret, known, schema, attacks, n_attacks, tolerance)
     rng = check_random_state(random_state)
-    numeric = secret in schema.numeric
-
-    pool = np.flatnonzero(original[secret].notna().to_numpy())
-    if pool.size < 2:
-        raise MipkitValueError(f"The secret column {secret!r} has fewer than 2 non-missing values.")
-    n_t = min(n_attacks, pool.size - 1)
-    tgt_idx = np.sort(rng.choice(pool, size=n_t, replace=False))
-    targets = original.iloc[tgt_idx]
-    truth = targets[secret].to_numpy()
-    tol = tolerance * float(np.ptp(truth.astype(float))) if numeric else 0.0
-    keep = np.ones(len(original), dtype=bool)
-    keep[tgt_idx] = False
-    rest = original.iloc[keep]
-    syn = synthetic[synthetic[secret].notna()]
-
-    sub = schema.subset(known)
-    cache: dict[int, tuple[pd.DataFrame, object]] = {}
-
-    def encoded(df: pd.DataFrame):
-        if id(df) not in cache:
-            cache[id(df)] = (df, encode_mixed(df, sub))  # keep df alive so its id stays unique
-        return cache[id(df)][1]
-
-    def run(analysis: str, reference: pd.DataFrame, tgts: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-        if analysis == "nearest":
-            return nearest_neighbor_guesses(
-                tgts, reference, secret=secret, known=known, schema=schema, n_jobs=n_jobs, encoded=encoded
-            )
-        return model_guesses(
-            tgts,
-            reference,
-            secret=secret,
-            known=known,
-            schema=schema,
-            numeric=numeric,
-            model_factory=model_factory,
-        )
-
-    c_idx = None
-    if control is not None:
-        cpool = np.flatnonzero(control[secret].notna().to_numpy())
-        if cpool.size:
-            c_idx = np.sort(rng.choice(cpool, size=min(n_attacks, cpool.size), replace=False))
-    rest_ok = rest[rest[secret].notna()]
-    if non_member_baseline and match_reference_size and len(syn) > len(rest_ok):
-        # like for like in size too: the attack learns from as many rows as the baseline
-        syn = syn.iloc[np.sort(rng.choice(len(syn), size=len(rest_ok), replace=False))]
-    atk = {a: run(a, syn, targets) for a in attacks}
-    base = {a: run(a, rest_ok, targets)[0] for a in (attacks if non_member_baseline else ())}
-    base["most_frequent"] = most_frequent_guesses(rest_ok, secret=secret, n=n_t, numeric=numeric)
-
-    c_truth = c_guess = None
-    if c_idx is not None:
-        c_t = control.iloc[c_idx]
-        c_guess, _ = run(attacks[0], syn, c_t)
-        c_truth = c_t[secret].to_numpy()
-    return InferenceGuesses(
-        secret=secret,
-        known=tuple(known),
-        numeric=numeric,
-        tolerance=tol,
-        rows=tgt_idx,
-        truth=truth,
-        attacks=atk,
-        baselines=base,
-        control_rows=c_idx,
-        control_truth=c_truth,
-        control_guesses=c_guess,
-        tolerance_share=tolerance if numeric else None,
-    )
+    rows = _draw_targets(rng, original, control, secret, n_attacks)
+    match_size = non_member_baseline and match_reference_size
+    tables = _reference_tables(rng, original, synthetic, secret, rows[0], match_size)
+    guess = _Guesser(secret, known, schema, model_factory, n_jobs)
+    return _guesses(guess, original, tables, control, rows, attacks, non_member_baseline, tolerance)

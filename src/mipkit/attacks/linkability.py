@@ -20,13 +20,13 @@ distinct rows of each half), which also removes most exact ties from the search 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
 from mipkit._random import RandomState, check_random_state
 from mipkit._validation import MipkitValueError, check_positive_int
+from mipkit.data.attack_records import LinkabilityGuesses
 from mipkit.data.neighbors import kneighbors
 from mipkit.data.tables import MixedArrays, TableSchema, encode_mixed
 
@@ -146,20 +146,6 @@ def _k_nearest_records(
         tied |= ends & ((size > take) | nxt)
         filled += take
     return out[q_inv], tied[q_inv]
-
-
-@dataclass(frozen=True)
-class LinkabilityGuesses:
-    """Per target: whether its two halves were linked, for training and control targets."""
-
-    aux_cols: tuple[tuple[str, ...], tuple[str, ...]]
-    n_neighbors: int
-    rows: np.ndarray
-    linked: np.ndarray
-    tied: np.ndarray
-    control_rows: np.ndarray | None
-    control_linked: np.ndarray | None
-    control_tied: np.ndarray | None
 
 
 def linkability_guesses(

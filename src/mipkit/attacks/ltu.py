@@ -42,27 +42,30 @@ from ``random_state``, so a game is reproducible; "secret" means the attacker's 
 
 from __future__ import annotations
 
-import functools
 import math
-import warnings
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
-from threadpoolctl import ThreadpoolController
 
 from mipkit._random import check_random_state
-from mipkit._validation import MipkitValueError, check_choice, check_finite_array, check_positive_int
+from mipkit._validation import MipkitValueError, check_choice, check_finite_array
+from mipkit.attacks.ltu_rounds import (
+    LTU_SCENARIOS,
+    LTU_STRATEGIES,
+    check_game_inputs,
+    check_game_options,
+    defender_model,
+    draw_rounds,
+    loss_evidence,
+    pair_verdicts,
+    retrain_evidence,
+    verdicts,
+)
 from mipkit.attacks.model_compare import (
-    _fitted_parameters,
-    _squared_distance,
     model_outputs,
     parameter_distance,
 )
-from mipkit.attacks.signals import cross_entropy_loss, true_class_probability
-from mipkit.game.trainers import TrainerSpec, predict_full_proba, resolve_trainer
 from mipkit.stats import Proportion
 
 __all__ = [
@@ -75,9 +78,6 @@ __all__ = [
     "model_outputs",
     "parameter_distance",
 ]
-
-LTU_STRATEGIES = ("loss", "bounded-loss", "retrain")
-LTU_SCENARIOS = ("original", "random", "unseeded")
 
 
 def ltu_privacy(correct: int, trials: int) -> tuple[float, float]:
@@ -152,71 +152,6 @@ class LTUResult:
 # the game
 
 
-@functools.lru_cache(maxsize=1)
-def _thread_controller() -> ThreadpoolController:
-    return ThreadpoolController()  # discovering the BLAS/OpenMP libraries is the slow part: do it once
-
-
-def _fit(trainer: TrainerSpec, seed: int, X: np.ndarray, y: np.ndarray) -> Any:
-    with warnings.catch_warnings(), _thread_controller().limit(limits=1):
-        # one BLAS/OpenMP thread per fit: small fits run 10-20x slower when threads fight over busy cores;
-        # parallelism comes from n_jobs (joblib) instead
-        warnings.simplefilter("ignore")  # convergence warnings of small fits are expected here
-        return trainer.build(seed).fit(X, y)
-
-
-def _retrain_round(
-    trainer: TrainerSpec,
-    X: np.ndarray,
-    y: np.ndarray,
-    order: np.ndarray,
-    position: int,
-    candidates: tuple[int, int],
-    seeds: list[int],
-    compare: str,
-    probe: np.ndarray | None,
-    reference: Any,
-) -> tuple[float, float]:
-    """Mean distance to the defender's model of the models retrained with each candidate in ``position``."""
-    distances = []
-    for candidate in candidates:
-        rows = order.copy()
-        rows[position] = candidate
-        total = 0.0
-        for seed in seeds:
-            model = _fit(trainer, seed, X[rows], y[rows])
-            if compare == "predictions":
-                diff = model_outputs(model, probe) - reference
-                total += float(np.sum(diff * diff))
-            else:
-                total += _squared_distance(_fitted_parameters(model), reference)
-        distances.append(total / len(seeds))
-    return distances[0], distances[1]
-
-
-def _check_indices(name: str, idx, n: int) -> np.ndarray:
-    arr = np.asarray(idx)
-    if arr.ndim != 1 or arr.size == 0 or not np.issubdtype(arr.dtype, np.integer):
-        raise MipkitValueError(
-            f"The {name!r} parameter of ltu_game must be a non-empty 1-D array of row indices."
-        )
-    if arr.min() < 0 or arr.max() >= n:
-        raise MipkitValueError(f"The {name!r} parameter of ltu_game holds indices outside 0..{n - 1}.")
-    if np.unique(arr).size != arr.size:
-        raise MipkitValueError(f"The {name!r} parameter of ltu_game holds repeated indices.")
-    return arr.astype(np.int64)
-
-
-def _draw(
-    rng: np.random.Generator, pool: np.ndarray, n_rounds: int, fixed: int | None, name: str
-) -> np.ndarray:
-    if fixed is not None:
-        if int(fixed) not in set(pool.tolist()):
-            raise MipkitValueError(f"The 'fixed_{name}' record {fixed} is not in the {name} set.")
-        return np.full(n_rounds, int(fixed), dtype=np.int64)
-    return rng.choice(pool, size=n_rounds, replace=n_rounds > pool.size)
-
-
 def ltu_game(
     trainer,
     X,
@@ -274,108 +209,27 @@ def ltu_game(
     -------
     LTUResult
     """
-    owner = "ltu_game"
-    check_choice("strategy", strategy, LTU_STRATEGIES, owner=owner)
-    check_choice("compare", compare, ("predictions", "parameters"), owner=owner)
-    check_choice("scenario", scenario, LTU_SCENARIOS, owner=owner)
-    n_rounds = check_positive_int("n_rounds", n_rounds, owner=owner)
-    n_retrains = check_positive_int("n_retrains", n_retrains, owner=owner)
-    if isinstance(trainer, str):
-        trainer = resolve_trainer(trainer)
-    if not callable(getattr(trainer, "build", None)):
-        raise MipkitValueError(f"The 'trainer' parameter of {owner} must be a TrainerSpec. Got {trainer!r}.")
-    features = np.asarray(X)
-    if features.ndim != 2:
-        raise MipkitValueError(f"X must be 2-dimensional (n, d). Got shape {features.shape} instead.")
-    labels_raw = np.asarray(y)
-    if labels_raw.shape != (features.shape[0],):
-        raise MipkitValueError(f"y must have shape ({features.shape[0]},). Got {labels_raw.shape} instead.")
-    _, labels = np.unique(labels_raw, return_inverse=True)
-    n_classes = int(labels.max()) + 1
-    defenders = _check_indices("defender_idx", defender_idx, features.shape[0])
-    reserves = _check_indices("reserve_idx", reserve_idx, features.shape[0])
-    if np.intersect1d(defenders, reserves).size:
-        raise MipkitValueError("defender_idx and reserve_idx must be disjoint.")
-
+    n_rounds, n_retrains = check_game_options(strategy, compare, scenario, n_rounds, n_retrains)
+    trainer, features, labels, defenders, reserves = check_game_inputs(
+        trainer, X, y, defender_idx, reserve_idx
+    )
     rng = check_random_state(random_state)
-    defender_seed = int(rng.integers(0, 2**31 - 1))
-    permutation = rng.permutation(defenders.size)
-    round_d = _draw(rng, defenders, n_rounds, fixed_defender, "defender")
-    round_r = _draw(rng, reserves, n_rounds, fixed_reserve, "reserve")
-    attacker_seeds = rng.integers(0, 2**31 - 1, size=(n_rounds, n_retrains))
-    coins = rng.random(n_rounds)
-    first_is_defender = rng.random(n_rounds) < 0.5  # the pair's order, for "bounded-loss"
-
-    train_order = defenders if scenario == "original" else defenders[permutation]
-    if scenario == "unseeded":
-        defender_seed_used = int(rng.integers(0, 2**31 - 1))  # the secret seed: never handed to the attacker
-    else:
-        defender_seed_used = defender_seed
-    defender_model = _fit(trainer, defender_seed_used, features[train_order], labels[train_order])
-    held_out = reserves if utility_idx is None else _check_indices("utility_idx", utility_idx, len(labels))
-    held_out_proba = predict_full_proba(defender_model, features[held_out], n_classes)
-    utility = float(np.mean(np.argmax(held_out_proba, axis=1) == labels[held_out]))
-
-    if strategy in ("loss", "bounded-loss"):
-        rows = np.concatenate([round_d, round_r])
-        proba = predict_full_proba(defender_model, features[rows], n_classes)
-        if strategy == "loss":
-            evidence = -cross_entropy_loss(proba, labels[rows])
-        else:
-            evidence = true_class_probability(proba, labels[rows])  # = 1 - bounded loss
-        score_d, score_r = evidence[:n_rounds], evidence[n_rounds:]
-    else:
-        position_of = {int(row): pos for pos, row in enumerate(defenders)}
-        if compare == "predictions":
-            probe = (
-                features[np.concatenate([defenders, reserves])]
-                if probe_X is None
-                else np.asarray(probe_X, dtype=float)
-            )
-            reference = model_outputs(defender_model, probe)
-        else:
-            probe = None
-            reference = _fitted_parameters(defender_model)
-        known_seed = [defender_seed]
-        jobs = (
-            delayed(_retrain_round)(
-                trainer,
-                features,
-                labels,
-                defenders,
-                position_of[int(round_d[t])],
-                (int(round_d[t]), int(round_r[t])),
-                [int(s) for s in attacker_seeds[t]] if scenario == "unseeded" else known_seed,
-                compare,
-                probe,
-                reference,
-            )
-            for t in range(n_rounds)
+    rounds = draw_rounds(
+        rng, defenders, reserves, n_rounds, n_retrains, scenario, fixed_defender, fixed_reserve
+    )
+    model, utility = defender_model(trainer, features, labels, defenders, reserves, rounds, utility_idx)
+    bounded = strategy == "bounded-loss"
+    if strategy == "retrain":
+        score_d, score_r = retrain_evidence(
+            trainer, features, labels, (defenders, reserves), rounds, model, compare, probe_X, n_jobs
         )
-        distances = np.array(Parallel(n_jobs=n_jobs)(jobs), dtype=float).reshape(n_rounds, 2)
-        score_d, score_r = -distances[:, 0], -distances[:, 1]
-
-    if strategy == "bounded-loss":
-        # first record u_1 is called "reserve" with probability loss(u_1) = 1 - p_y(u_1)
-        loss_first = np.where(first_is_defender, 1.0 - score_d, 1.0 - score_r)
-        first_called_reserve = coins < loss_first
-        correct = np.where(first_is_defender, ~first_called_reserve, first_called_reserve)
-        tie = np.zeros(n_rounds, dtype=bool)
     else:
-        tie, correct = _pair_verdicts(score_d, score_r, coins)
-    table = {"round": np.arange(n_rounds), "defender": round_d, "reserve": round_r}
+        score_d, score_r = loss_evidence(model, features, labels, rounds, bounded=bounded)
+    tie, correct = verdicts(score_d, score_r, rounds, bounded=bounded)
+    table = {"round": np.arange(n_rounds), "defender": rounds.defender, "reserve": rounds.reserve}
     return _result(
         table, score_d, score_r, tie, correct, strategy, scenario, compare, utility, n_retrains=n_retrains
     )
-
-
-def _pair_verdicts(
-    score_d: np.ndarray, score_r: np.ndarray, coins: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """``(tie, correct)`` of rounds in which the record with the higher evidence is called the member; an
-    exact tie is settled by the fair coin ``coins < 1/2``."""
-    tie = score_d == score_r
-    return tie, np.where(tie, coins < 0.5, score_d > score_r)
 
 
 def _result(
@@ -463,6 +317,6 @@ def ltu_loss_game(loss, in_mask, *, random_state=None) -> LTUResult:
     round_r = np.concatenate([r for _, _, r, _ in parts])
     coins = np.concatenate([c for _, _, _, c in parts])
     score_d, score_r = -losses[model, round_d], -losses[model, round_r]
-    tie, correct = _pair_verdicts(score_d, score_r, coins)
+    tie, correct = pair_verdicts(score_d, score_r, coins)
     table = {"round": np.arange(round_d.size), "model": model, "defender": round_d, "reserve": round_r}
     return _result(table, score_d, score_r, tie, correct, "loss", "fitted", "predictions", float("nan"))

@@ -30,13 +30,12 @@ and ``n`` rows.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 import pandas as pd
 
 from mipkit._random import RandomState, check_random_state
 from mipkit._validation import MipkitValueError, check_choice, check_positive_int
+from mipkit.data.attack_records import EQ, GE, LE, MISSING, Predicates, SinglingOutCounts
 from mipkit.data.tables import TableSchema, encode_mixed
 
 __all__ = [
@@ -50,8 +49,6 @@ __all__ = [
 ]
 
 MODES = ("univariate", "multivariate")
-EQ, LE, GE, MISSING = 0, 1, 2, 3
-OP_TEXT = ("==", "<=", ">=", "is missing")
 _PREFIX_BYTES = 2 * 2**20  # memory of one column's prefix masks
 _BATCH_WORDS = 2**21  # predicates x 64-bit words held per batch array
 
@@ -67,47 +64,6 @@ def encode_distinct(df: pd.DataFrame, schema: TableSchema) -> np.ndarray:
     codes = encode_mixed(df[list(schema.columns)], schema).codes.astype(float)
     values = np.hstack([num, codes])
     return pd.DataFrame(values).drop_duplicates().to_numpy()
-
-
-@dataclass(frozen=True)
-class Predicates:
-    """Conjunctions of conditions ``column op value``, one row per predicate.
-
-    Attributes
-    ----------
-    col : int array of shape (m, k)
-        Column positions (in ``schema.columns`` order) of the ``k`` conditions.
-    op : int array of shape (m, k)
-        ``0``: ``==``, ``1``: ``<=``, ``2``: ``>=``, ``3``: is missing.
-    value : float array of shape (m, k)
-        The numeric value or the category code (0 for "is missing").
-    """
-
-    col: np.ndarray
-    op: np.ndarray
-    value: np.ndarray
-
-    def __len__(self) -> int:
-        return int(self.col.shape[0])
-
-    def take(self, index: np.ndarray) -> Predicates:
-        return Predicates(self.col[index], self.op[index], self.value[index])
-
-    def describe(self, i: int, schema: TableSchema) -> str:
-        """Predicate ``i`` as text, e.g. ``"age >= 71 and sex == 'Female'"``."""
-        cols, n_num = schema.columns, len(schema.numeric)
-        parts = []
-        for j, o, v in zip(self.col[i], self.op[i], self.value[i], strict=True):
-            name = cols[j]
-            if o == MISSING:
-                parts.append(f"{name} is missing")
-            elif j < n_num:
-                parts.append(f"{name} {OP_TEXT[o]} {v:g}")
-            else:
-                levels = schema.levels[name]
-                text = levels[int(v)] if int(v) < len(levels) else None
-                parts.append(f"{name} is missing" if text is None else f"{name} == {text!r}")
-        return " and ".join(parts)
 
 
 class PredicateIndex:
@@ -270,14 +226,7 @@ def singling_out_predicates(
     index = PredicateIndex(v)
     if mode == "univariate":
         cand = _univariate_candidates(v, n_numeric, rng)
-        keep = np.flatnonzero(index.count(cand) == 1)
-        seen_u: set[bytes] = set()
-        first = []
-        for i, key in zip(keep, _keys(cand.take(keep)), strict=True):
-            if key not in seen_u and len(first) < n_predicates:
-                seen_u.add(key)
-                first.append(i)
-        return cand.take(np.asarray(first, dtype=np.int64)), len(cand)
+        return cand.take(_singling(index, cand, set(), n_predicates)), len(cand)
     n_cols = check_positive_int("n_cols", n_cols, owner="singling_out_predicates")
     if n_cols > v.shape[1]:
         raise MipkitValueError(
@@ -285,6 +234,32 @@ def singling_out_predicates(
             f"columns). Got {n_cols} instead."
         )
     limit = 1000 * n_predicates if max_attempts is None else int(max_attempts)
+    return _multivariate(v, n_numeric, n_cols, n_predicates, limit, rng, index)
+
+
+def _singling(index: PredicateIndex, cand: Predicates, seen: set[bytes], room: int) -> np.ndarray:
+    """Positions in ``cand`` of the predicates that single out one row of ``index``'s table and are not in
+    ``seen`` (added to it), in order, at most ``room`` of them."""
+    keep = np.flatnonzero(index.count(cand) == 1)
+    new = []
+    for i, key in zip(keep, _keys(cand.take(keep)), strict=True):
+        if key not in seen and len(new) < room:
+            seen.add(key)
+            new.append(i)
+    return np.asarray(new, dtype=np.int64)
+
+
+def _multivariate(
+    v: np.ndarray,
+    n_numeric: int,
+    n_cols: int,
+    n_predicates: int,
+    limit: int,
+    rng: np.random.Generator,
+    index: PredicateIndex,
+) -> tuple[Predicates, int]:
+    """Multivariate predicates drawn in batches until ``n_predicates`` single out a row or ``limit``
+    candidates were drawn; the predicates and the number drawn."""
     with np.errstate(all="ignore"):
         medians = np.nanmedian(v[:, :n_numeric], axis=0) if n_numeric else np.empty(0)
     medians = np.concatenate([medians, np.full(v.shape[1] - n_numeric, np.nan)])
@@ -295,13 +270,8 @@ def singling_out_predicates(
     while n_found < n_predicates and attempts < limit:
         cand = _multivariate_candidates(v, n_numeric, medians, n_cols, min(batch, limit - attempts), rng)
         attempts += len(cand)
-        keep = np.flatnonzero(index.count(cand) == 1)
-        new = []
-        for i, key in zip(keep, _keys(cand.take(keep)), strict=True):
-            if key not in seen and n_found + len(new) < n_predicates:
-                seen.add(key)
-                new.append(i)
-        found.append(cand.take(np.asarray(new, dtype=np.int64)))
+        new = _singling(index, cand, seen, n_predicates - n_found)
+        found.append(cand.take(new))
         n_found += len(new)
     if not found:
         k = n_cols
@@ -314,26 +284,6 @@ def singling_out_predicates(
         ),
         attempts,
     )
-
-
-@dataclass(frozen=True)
-class SinglingOutCounts:
-    """The singling-out attack's predicates and how many distinct rows each matches in every table.
-
-    ``counts_original[i] == 1``: predicate ``i`` singles out a training record (a success);
-    ``counts_control`` is the same on the non-member table (``None`` without one).
-    """
-
-    mode: str
-    n_requested: int
-    n_cols: int
-    predicates: Predicates
-    attempts: int
-    counts_original: np.ndarray
-    counts_control: np.ndarray | None
-    n_original: int
-    n_control: int | None
-    n_synthetic: int
 
 
 def singling_out_counts(

@@ -163,6 +163,17 @@ def check_tables(
         Empty table, mismatched columns (named), a column that is entirely missing, a column numeric in
         the original but not numeric in another table, a required column that is absent.
     """
+    tables = _gather_tables(original, others)
+    cols = list(original.columns) if columns is None else list(columns)
+    _check_columns(tables, cols, restricted=columns is not None, required=required)
+    numeric, categorical = _column_types(tables, cols)
+    return _schema(tables, numeric, categorical)
+
+
+def _gather_tables(
+    original: pd.DataFrame, others: Mapping[str, pd.DataFrame | None] | None
+) -> dict[str, pd.DataFrame]:
+    """``{"original": original, <name>: <table>, ...}`` (None skipped), each a non-empty DataFrame."""
     tables: dict[str, pd.DataFrame] = {"original": original}
     for name, df in (others or {}).items():
         if df is not None:
@@ -172,7 +183,16 @@ def check_tables(
             raise MipkitValueError(f"The {name} table must be a pandas DataFrame. Got {type(df).__name__}.")
         if df.shape[0] == 0 or df.shape[1] == 0:
             raise MipkitValueError(f"The {name} table is empty (no rows).")
-    cols = list(original.columns) if columns is None else list(columns)
+    return tables
+
+
+def _check_columns(
+    tables: dict[str, pd.DataFrame], cols: list[str], *, restricted: bool, required: Sequence[str]
+) -> None:
+    """The required and chosen columns (``restricted``: ``cols`` chosen by the caller) are in the original,
+    every other table has the columns (and, unless ``restricted``, no other), no column is entirely
+    missing."""
+    original = tables["original"]
     missing_req = [c for c in required if c not in original.columns]
     if missing_req:
         shown = ", ".join(map(repr, list(original.columns)[:12]))
@@ -180,7 +200,7 @@ def check_tables(
             f"Column(s) {', '.join(map(repr, missing_req))} not found in the original table. "
             f"Its columns are: {shown}{' ...' if original.shape[1] > 12 else ''}."
         )
-    if columns is not None:
+    if restricted:
         absent = [c for c in cols if c not in original.columns]
         if absent:
             raise MipkitValueError(
@@ -190,7 +210,7 @@ def check_tables(
         if name == "original":
             continue
         lacking = [c for c in cols if c not in df.columns]
-        extra = [c for c in df.columns if c not in original.columns] if columns is None else []
+        extra = [c for c in df.columns if c not in original.columns] if not restricted else []
         if lacking or extra:
             parts = []
             if lacking:
@@ -204,6 +224,12 @@ def check_tables(
                 raise MipkitValueError(
                     f"Column {c!r} of the {name} table is entirely missing; drop it from all tables."
                 )
+
+
+def _column_types(tables: dict[str, pd.DataFrame], cols: list[str]) -> tuple[list[str], list[str]]:
+    """``(numeric, categorical)`` columns, typed by the original; a column numeric there must be numeric in
+    every table, and a categorical column must not be mostly numbers (a typo in a numeric column)."""
+    original = tables["original"]
     numeric = [c for c in cols if _is_numeric(original[c])]
     for name, df in tables.items():
         for c in numeric:
@@ -219,6 +245,13 @@ def check_tables(
     for name, df in tables.items():  # a column of numbers with a typo would become one category per value
         for c in categorical:
             check_not_mostly_numeric(df[c], str(c), f"{name} table")
+    return numeric, categorical
+
+
+def _schema(tables: dict[str, pd.DataFrame], numeric: list[str], categorical: list[str]) -> TableSchema:
+    """The schema: numeric ranges and moments from the original (no infinite value in any table), missing
+    and integer flags and category levels from every table."""
+    original = tables["original"]
     X = original[numeric].to_numpy(dtype=float) if numeric else np.empty((len(original), 0))
     with np.errstate(all="ignore"):
         lo = np.nanmin(X, axis=0) if numeric else np.empty(0)

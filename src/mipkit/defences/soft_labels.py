@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
-from mipkit._random import check_random_state
+from mipkit._random import check_random_state, spawn_seed, spawn_seeds
 from mipkit._validation import MipkitValueError, check_interval, check_positive_int
 from mipkit.defences._base import (
     FittedBasePredictions,
@@ -35,13 +35,13 @@ from mipkit.defences._base import (
     optimally_soft_targets,
     resolve_base,
 )
+from mipkit.defences.alpha_validation import choose_alphas
 from mipkit.trainers import fit_many, one_hot
 from mipkit.trainers.logistic import _check_X
 
 __all__ = ["ALPHA_MODES", "OptimallySoftLabels"]
 
 ALPHA_MODES = ("validate", "per-sample")
-SEED_MAX = 2**31 - 1
 
 
 @dataclass
@@ -201,10 +201,8 @@ class OptimallySoftLabels(FittedBasePredictions, ClassifierMixin, BaseEstimator)
 
     def _plan(self, rng: np.random.Generator, n: int, n_splits: int) -> _Plan:
         permutations = [rng.permutation(n) for _ in range(n_splits)]
-        inner_seeds = rng.integers(0, SEED_MAX, size=2 * n_splits)
-        return _Plan(
-            permutations, inner_seeds, int(rng.integers(0, SEED_MAX)), int(rng.integers(0, SEED_MAX))
-        )
+        inner_seeds = np.asarray(spawn_seeds(rng, 2 * n_splits))
+        return _Plan(permutations, inner_seeds, spawn_seed(rng), spawn_seed(rng))
 
     # -------------------------------------------------------------------------------------------- fit
 
@@ -293,9 +291,7 @@ class OptimallySoftLabels(FittedBasePredictions, ClassifierMixin, BaseEstimator)
         codes = [codes_all[rows] for rows in subsets]
         chosen: dict[str, list] = {}
         if any(isinstance(a, str) for a in alphas):
-            chosen = self._validate(
-                X, Y, codes, subsets, plans, stats, checked, per_sample="per-sample" in alphas
-            )
+            chosen = self._validate(X, Y, codes, subsets, plans, checked, per_sample="per-sample" in alphas)
         out = []
         for alpha in alphas:
             per_model = np.repeat(Y[None], len(subsets), axis=0)
@@ -318,105 +314,18 @@ class OptimallySoftLabels(FittedBasePredictions, ClassifierMixin, BaseEstimator)
             out.append(models)
         return out
 
-    def _validate(self, X, Y, codes, subsets, plans, stats_full, checked, *, per_sample: bool) -> dict:
+    def _validate(self, X, Y, codes, subsets, plans, checked, *, per_sample: bool) -> dict:
         """Choose alpha (and per-group alphas) on a validation split of each training set."""
-        n_splits, grid, base = checked["n_splits"], checked["grid"], checked["base"]
-        parts, tr_plans, grid_seeds = [], [], []
-        for m, rows in enumerate(subsets):
-            rng = np.random.default_rng(plans[m].validation_seed)
-            order = rng.permutation(rows.size)
-            n_val = max(1, int(round(checked["fraction"] * rows.size)))
-            val, tr = np.sort(order[:n_val]), np.sort(order[n_val:])
-            if tr.size < 4:
-                raise MipkitValueError(
-                    f"{type(self).__name__} needs at least 4 samples outside the validation split. "
-                    f"Got {tr.size}."
-                )
-            parts.append((val, tr))
-            tr_plans.append(self._plan(rng, tr.size, n_splits))
-            grid_seeds.append(int(rng.integers(0, SEED_MAX)))
-        tr_rows = [subsets[m][tr] for m, (_, tr) in enumerate(parts)]
-        logits = leave_out_logits(
-            checked["inner"],
+        return choose_alphas(
             X,
             Y,
-            tr_rows,
-            [p.permutations for p in tr_plans],
-            [p.inner_seeds for p in tr_plans],
+            codes,
+            subsets,
+            plans,
+            checked,
+            per_sample=per_sample,
+            plan=self._plan,
+            owner=type(self).__name__,
         )
-        stats_tr = [leave_out_statistics(z) for z in logits]
-
-        def score(alpha_vectors: list[list[np.ndarray]]) -> list[np.ndarray]:
-            """(accuracy, -log loss) on the validation split of every candidate of every model."""
-            jobs, per_model = [], []
-            for m, candidates in enumerate(alpha_vectors):
-                for a in candidates:
-                    T = Y.copy()
-                    T[tr_rows[m]] = optimally_soft_targets(stats_tr[m], codes[m][parts[m][1]], a)
-                    per_model.append(T)
-                    jobs.append(m)
-            models = fit_many(
-                base, X, np.stack(per_model), [tr_rows[m] for m in jobs], [grid_seeds[m] for m in jobs]
-            )
-            out: list[list] = [[] for _ in alpha_vectors]
-            for m, model in zip(jobs, models, strict=True):
-                val_rows = subsets[m][parts[m][0]]
-                proba = np.asarray(model.predict_proba(X[val_rows]))
-                truth = codes[m][parts[m][0]]
-                acc = float(np.mean(np.argmax(proba, axis=1) == truth))
-                nll = float(-np.mean(np.log(np.clip(proba[np.arange(truth.size), truth], 1e-300, None))))
-                out[m].append((acc, -nll))
-            return out
-
-        results = score([[np.full(tr.size, a) for a in grid] for _, tr in parts])
-        chosen: dict[str, list] = {"validate": [], "per-sample": []}
-        for res in results:
-            best = max(range(len(grid)), key=lambda i, r=res: (r[i], -i))
-            scores = {f"{a:g}": res[i][0] for i, a in enumerate(grid)}
-            chosen["validate"].append(
-                {"alpha": grid[best], "scores": scores, "alpha_vector": lambda s, v=grid[best]: v}
-            )
-        if not per_sample:
-            return chosen
-        G = checked["groups"]
-        edges, group_tr, current = [], [], []
-        for m in range(len(subsets)):
-            p = stats_tr[m].label_probability(codes[m][parts[m][1]])
-            e = np.quantile(p, np.arange(1, G) / G) if G > 1 else np.array([])
-            edges.append(e)
-            group_tr.append(np.searchsorted(e, p, side="right"))
-            current.append(np.full(G, chosen["validate"][m]["alpha"]))
-        group_scores: list[dict] = [{} for _ in subsets]
-        for g in range(G):
-            candidates = []
-            for m in range(len(subsets)):
-                row = []
-                for a in grid:
-                    trial = current[m].copy()
-                    trial[g] = a
-                    row.append(trial[group_tr[m]])
-                candidates.append(row)
-            res = score(candidates)
-            for m in range(len(subsets)):
-                keep = grid.index(current[m][g])
-                best = max(range(len(grid)), key=lambda i, r=res[m], k=keep: (r[i], i == k, -i))
-                current[m][g] = grid[best]
-                group_scores[m][f"group {g}"] = {f"{a:g}": res[m][i][0] for i, a in enumerate(grid)}
-        for m in range(len(subsets)):
-            alphas_m, edges_m = current[m].copy(), edges[m]
-
-            def vector(stats, a=alphas_m, e=edges_m, c=codes[m]):
-                return a[np.searchsorted(e, stats.label_probability(c), side="right")]
-
-            chosen["per-sample"].append(
-                {
-                    "alpha": None,
-                    "group_alphas": alphas_m,
-                    "group_edges": edges_m,
-                    "alpha_vector": vector,
-                    "scores": {"global": chosen["validate"][m]["scores"], **group_scores[m]},
-                }
-            )
-        return chosen
 
     # ---------------------------------------------------------------------------------------- predict

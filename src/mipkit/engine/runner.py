@@ -22,23 +22,19 @@ from __future__ import annotations
 
 import hashlib
 import os
-import socket
-import sys
-import threading
-import time
 import warnings
 from collections import Counter
 from collections.abc import Callable, Sequence
 from contextlib import ExitStack
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from mipkit._random import RandomState, check_random_state
 from mipkit._validation import MipkitValueError, check_choice
 from mipkit.engine.ledger import Ledger, hash_array
-from mipkit.game.trainers import TrainerSpec, predict_full_proba
+from mipkit.engine.tasks import FitTask, tasks_from_membership
+from mipkit.engine.workers import fit_one, run_local
+from mipkit.game.trainers import TrainerSpec
 
 __all__ = [
     "BACKENDS",
@@ -61,156 +57,12 @@ class FitWarning(UserWarning):
     """Warnings raised inside the fits of a run, summarised once per distinct message."""
 
 
-@dataclass(frozen=True, eq=False)
-class FitTask:
-    """One model to fit.
-
-    Parameters
-    ----------
-    index : int
-        The task's identity (its row in the ledger); unique within a run.
-    train_idx : ndarray of int
-        Rows of ``X`` to train on, used in the order given (not sorted): a fixed data order versus a
-        shuffled one is part of the task.
-    seed : int or None
-        The estimator's ``random_state``; None leaves the trainer's own default (non-reproducible fits).
-    """
-
-    index: int
-    train_idx: np.ndarray
-    seed: int | None
-
-    def __post_init__(self) -> None:
-        idx = np.asarray(self.train_idx)
-        if idx.ndim != 1 or idx.size == 0:
-            raise MipkitValueError(
-                f"The 'train_idx' of FitTask {self.index} must be a non-empty 1-D array of row indices."
-            )
-        if idx.dtype == bool:
-            raise MipkitValueError(
-                f"The 'train_idx' of FitTask {self.index} must hold row indices, not a boolean mask "
-                "(use np.flatnonzero(mask))."
-            )
-        if not np.issubdtype(idx.dtype, np.integer):
-            raise MipkitValueError(
-                f"The 'train_idx' of FitTask {self.index} must be integers. Got {idx.dtype}."
-            )
-        idx = idx.astype(np.int64, copy=True)
-        idx.setflags(write=False)
-        object.__setattr__(self, "train_idx", idx)
-        object.__setattr__(self, "index", int(self.index))
-        if self.seed is not None:
-            object.__setattr__(self, "seed", int(self.seed))
-
-
-def tasks_from_membership(
-    in_mask: np.ndarray, *, random_state: RandomState, shuffle: bool = False, seeded: bool = True
-) -> list[FitTask]:
-    """One :class:`FitTask` per row of a membership matrix (see :func:`mipkit.game.balanced_membership`).
-
-    Parameters
-    ----------
-    in_mask : ndarray of bool, shape (n_models, n_records)
-        ``in_mask[k, i]`` True iff record ``i`` trains model ``k``.
-    random_state : int, Generator, SeedSequence or None
-        Draws each model's seed (and, with ``shuffle``, its data order).
-    shuffle : bool
-        False: each model sees its records in increasing row order (fixed data order). True: in a random
-        order of its own.
-    seeded : bool
-        False gives every task ``seed=None`` (the trainer's own randomness: the "no seed" scenario).
-
-    Returns
-    -------
-    list of FitTask
-        Task ``k`` trains on the records of row ``k``.
-    """
-    mask = np.asarray(in_mask)
-    if mask.ndim != 2 or mask.dtype != bool:
-        raise MipkitValueError("The 'in_mask' parameter must be a 2-D boolean array (n_models, n_records).")
-    rng = check_random_state(random_state)
-    seeds = rng.integers(0, 2**31 - 1, size=mask.shape[0])
-    tasks = []
-    for k in range(mask.shape[0]):
-        idx = np.flatnonzero(mask[k])
-        if shuffle:
-            idx = rng.permutation(idx)
-        tasks.append(FitTask(k, idx, int(seeds[k]) if seeded else None))
-    return tasks
-
-
 def resolve_n_jobs(n_jobs: int) -> int:
     """joblib's convention: ``-1`` all cores, ``-2`` all but one, ...; a positive int as is; 0 refused."""
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
         raise MipkitValueError(f"The 'n_jobs' parameter must be a non-zero integer. Got {n_jobs!r} instead.")
     cpus = os.cpu_count() or 1
     return int(n_jobs) if n_jobs > 0 else max(1, cpus + 1 + int(n_jobs))
-
-
-def _fit_one(
-    trainer: TrainerSpec,
-    X: np.ndarray,
-    y: np.ndarray,
-    query_X: np.ndarray | None,
-    task: FitTask,
-    n_classes: int,
-) -> tuple[int, np.ndarray, dict]:
-    """Fit one task and return ``(index, proba (n_query, n_classes), meta)``; runs in a worker."""
-    from threadpoolctl import threadpool_limits
-
-    try:
-        with threadpool_limits(limits=1), warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            estimator = trainer.build(task.seed)
-            start = time.perf_counter()  # fit + predict, not the first import of the trainer's package
-            estimator.fit(X[task.train_idx], y[task.train_idx])
-            proba = predict_full_proba(estimator, X if query_X is None else query_X, n_classes)
-    except MipkitValueError:
-        raise
-    except Exception as exc:
-        raise MipkitValueError(
-            f"Fitting trainer {trainer.import_path!r} for task {task.index} failed: "
-            f"{type(exc).__name__}: {exc}"
-        ) from exc
-    meta = {
-        "seed": task.seed,
-        "n_train": int(task.train_idx.size),
-        "seconds": time.perf_counter() - start,
-        "pid": os.getpid(),
-        "host": socket.gethostname(),
-        "warnings": sorted({f"{w.category.__name__}: {w.message}" for w in caught})[:10],
-    }
-    return task.index, proba, meta
-
-
-_GUARDED = False
-
-
-def _guard_worker(parent_pid: int) -> None:
-    """Tie a local worker process to the run that started it (called in the worker, once).
-
-    * Its stdout becomes its stderr, so that nothing a trainer prints reaches the run's standard output
-      (``--json`` stays one object).
-    * A watchdog thread ends the worker within a quarter of a second of its parent's death (a SIGKILL of
-      the run included); otherwise joblib's workers, and the resource trackers waiting on them, would keep
-      running for minutes and hold the terminal's pipes open (``mipkit audit ... | tee log`` would hang).
-    """
-    global _GUARDED
-    if _GUARDED or os.getpid() == parent_pid:
-        return
-    _GUARDED = True
-    try:
-        sys.stdout.flush()
-        os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
-    except (OSError, ValueError, AttributeError):  # pragma: no cover - no real descriptors
-        pass
-
-    def watch() -> None:
-        while os.getppid() == parent_pid:
-            time.sleep(0.25)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="mipkit-parent-watch", daemon=True).start()
 
 
 def _check_inputs(
@@ -367,88 +219,110 @@ def run_fits(
         workers, stored in each ledger row's ``meta["warnings"]`` and issued once per distinct message in
         this process as a :class:`FitWarning` ("12 of 64 fits warned: ConvergenceWarning: ...").
     """
-    backend = check_choice("backend", backend, BACKENDS, owner="run_fits")
-    if address is not None and backend != "ray":
-        raise MipkitValueError(
-            f"The 'address' parameter of run_fits only applies to backend='ray'. Got backend={backend!r}."
-        )
+    backend = _check_backend(backend, address)
     n_workers = resolve_n_jobs(n_jobs)
     report = _check_progress(progress)
     tasks = list(tasks)
     X, y, query_X, n_classes = _check_inputs(trainer, X, y, tasks, query_X, n_classes)
     n_query = X.shape[0] if query_X is None else query_X.shape[0]
-    out = np.empty((len(tasks), n_query, n_classes), dtype=np.float64)
-    position = {task.index: j for j, task in enumerate(tasks)}
-
-    keys: dict[int, str] = {}
-    reused: set[int] = set()
-    if ledger is not None:
-        keys = _task_keys(trainer, X, y, query_X, tasks, n_classes)
-        for index in ledger.done() & set(position):
-            try:
-                stored_key = ledger.meta(index).get("task_key")
-            except KeyError:  # pragma: no cover - a concurrent purge
-                continue
-            if stored_key != keys[index]:
-                continue
-            stored = ledger.get(index)
-            if stored.shape != (n_query, n_classes):
-                continue
-            out[position[index]] = stored
-            reused.add(index)
-    todo = [task for task in tasks if task.index not in reused]
-
-    fit_warnings: Counter[str] = Counter()
-    done = len(reused)
-
-    def on_result(index: int, proba: np.ndarray, meta: dict) -> None:
-        nonlocal done
-        out[position[index]] = proba
-        fit_warnings.update(meta.get("warnings", ()))
-        if ledger is not None:
-            ledger.put(index, proba, {**meta, "backend": backend, "task_key": keys[index]})
-        done += 1
-        if report is not None:
-            report(done, len(tasks))
-
+    keys = {} if ledger is None else _task_keys(trainer, X, y, query_X, tasks, n_classes)
+    results = _Results(np.empty((len(tasks), n_query, n_classes)), tasks, ledger, keys, backend, report)
+    todo = [task for task in tasks if task.index not in results.reuse()]
     if not todo:
-        return out
-    with ExitStack() as stack:
-        if backend == "ray":
-            from mipkit.engine.ray_backend import ray_session, run_ray
-
-            stack.enter_context(ray_session(n_cpus=n_workers, address=address))
-        if report is not None:
-            report(done, len(tasks))
-        if backend == "local":
-            _run_local(trainer, X, y, query_X, todo, n_classes, n_workers, on_result)
-        else:
-            run_ray(_fit_one, trainer, X, y, query_X, todo, n_classes, on_result=on_result)
-    for message, count in sorted(fit_warnings.items()):
-        warnings.warn(f"{count} of {len(todo)} fits warned: {message}", FitWarning, stacklevel=2)
-    return out
+        return results.out
+    _fit_all(results, (n_workers, address), trainer, X, y, query_X, todo, n_classes)
+    results.warn(len(todo))
+    return results.out
 
 
-def _run_local(
+def _fit_all(
+    results: _Results,
+    workers: tuple[int, str | None],
     trainer: TrainerSpec,
     X: np.ndarray,
     y: np.ndarray,
     query_X: np.ndarray | None,
     todo: list[FitTask],
     n_classes: int,
-    n_workers: int,
-    on_result: Callable[[int, np.ndarray, dict], None],
 ) -> None:
-    """joblib (loky) processes; results are handed to ``on_result`` in the parent as each fit finishes.
+    """Fit the tasks ``todo`` on the results' backend (``workers``: local workers or Ray CPUs, and the Ray
+    address), each result handed to ``results`` as it arrives."""
+    n_workers, address = workers
+    with ExitStack() as stack:
+        if results.backend == "ray":
+            from mipkit.engine.ray_backend import ray_session, run_ray
 
-    Each worker starts with :func:`_guard_worker` (its output kept off stdout, and ended with the run).
-    """
-    from joblib import Parallel, delayed, parallel_config
+            stack.enter_context(ray_session(n_cpus=n_workers, address=address))
+        results.report_done()
+        if results.backend == "local":
+            run_local(trainer, X, y, query_X, todo, n_classes, n_workers, results.put)
+        else:
+            run_ray(fit_one, trainer, X, y, query_X, todo, n_classes, on_result=results.put)
 
-    n_workers = min(n_workers, len(todo))
-    with parallel_config(backend="loky", initializer=_guard_worker, initargs=(os.getpid(),)):
-        parallel = Parallel(n_jobs=n_workers, return_as="generator_unordered", batch_size=1)
-    for index, proba, meta in parallel(
-        delayed(_fit_one)(trainer, X, y, query_X, task, n_classes) for task in todo
-    ):
-        on_result(index, proba, meta)
+
+def _check_backend(backend: str, address: str | None) -> str:
+    """``backend`` checked; ``address`` only with Ray."""
+    backend = check_choice("backend", backend, BACKENDS, owner="run_fits")
+    if address is not None and backend != "ray":
+        raise MipkitValueError(
+            f"The 'address' parameter of run_fits only applies to backend='ray'. Got backend={backend!r}."
+        )
+    return backend
+
+
+class _Results:
+    """The run's output ``out`` (task order), filled from the ledger and by each fit as it arrives; each new
+    fit is committed to the ledger and reported to ``progress``, and its warnings counted."""
+
+    def __init__(
+        self,
+        out: np.ndarray,
+        tasks: list[FitTask],
+        ledger: Ledger | None,
+        keys: dict[int, str],
+        backend: str,
+        report: ProgressCallback | None,
+    ) -> None:
+        self.out, self.ledger, self.keys, self.backend, self.report = out, ledger, keys, backend, report
+        self.position = {task.index: j for j, task in enumerate(tasks)}
+        self.total = len(tasks)
+        self.done = 0
+        self.fit_warnings: Counter[str] = Counter()
+
+    def reuse(self) -> set[int]:
+        """Read back the ledger's rows made for these very tasks (same key and shape); their indices."""
+        reused: set[int] = set()
+        if self.ledger is None:
+            return reused
+        for index in self.ledger.done() & set(self.position):
+            try:
+                stored_key = self.ledger.meta(index).get("task_key")
+            except KeyError:  # pragma: no cover - a concurrent purge
+                continue
+            if stored_key != self.keys[index]:
+                continue
+            stored = self.ledger.get(index)
+            if stored.shape != self.out.shape[1:]:
+                continue
+            self.out[self.position[index]] = stored
+            reused.add(index)
+        self.done = len(reused)
+        return reused
+
+    def report_done(self) -> None:
+        if self.report is not None:
+            self.report(self.done, self.total)
+
+    def put(self, index: int, proba: np.ndarray, meta: dict) -> None:
+        """One finished fit: stored, committed to the ledger, reported."""
+        self.out[self.position[index]] = proba
+        self.fit_warnings.update(meta.get("warnings", ()))
+        if self.ledger is not None:
+            self.ledger.put(index, proba, {**meta, "backend": self.backend, "task_key": self.keys[index]})
+        self.done += 1
+        self.report_done()
+
+    def warn(self, n_fitted: int) -> None:
+        """One :class:`FitWarning` per distinct warning of the fits (issued for run_fits's caller)."""
+        for message, count in sorted(self.fit_warnings.items()):
+            warnings.warn(f"{count} of {n_fitted} fits warned: {message}", FitWarning, stacklevel=3)

@@ -197,21 +197,8 @@ def mip_game(
     ref_outputs, ref_halves = (outputs, halves) if reference is None else check_pool(*reference, "mip_game")
     exhaustive = reference is None and halves.shape[0] == math.comb(halves.shape[1], int(halves[0].sum()))
     check_choice("draw", draw, ("random", "sequential"), owner="mip_game")
-    rng = check_random_state(random_state)
-    correct = np.zeros(targets.size, dtype=np.int64)
-    done = 0
-    while done < n_releases:
-        m = min(batch_size, n_releases - done)
-        if draw == "random":
-            idx = rng.integers(0, outputs.shape[0], size=m)
-        else:
-            idx = (done + np.arange(m)) % outputs.shape[0]
-        released = outputs[idx] + noise.sample(m, random_state=rng)
-        post = attack(released, ref_outputs, ref_halves, noise, targets=targets)
-        guess = post >= 0.5
-        truth = halves[idx][:, targets]
-        correct += np.sum(guess == truth, axis=0)
-        done += m
+    rounds = _Rounds(outputs, halves, noise, attack, (ref_outputs, ref_halves), targets)
+    correct = rounds.play(n_releases, check_random_state(random_state), draw, batch_size)
     label = "exact" if exhaustive else f"monte-carlo ({ref_outputs.shape[0]} halves)"
     return MIPGameResult(
         targets=tuple(int(t) for t in targets),
@@ -221,3 +208,32 @@ def mip_game(
         posterior=label,
         membership_probability=float(halves[0].sum()) / halves.shape[1],
     )
+
+
+class _Rounds:
+    """The rounds of one game: each releases a pool half's output plus noise, and ``attack`` guesses every
+    target's membership from the release with the reference pool ``reference``."""
+
+    def __init__(self, outputs, halves, noise, attack, reference, targets) -> None:
+        self.outputs, self.halves, self.noise, self.attack = outputs, halves, noise, attack
+        self.ref_outputs, self.ref_halves = reference
+        self.targets = targets
+
+    def play(self, n_releases: int, rng: np.random.Generator, draw: str, batch_size: int) -> np.ndarray:
+        """Correct guesses per target over ``n_releases`` rounds, ``batch_size`` releases at a time."""
+        outputs, targets = self.outputs, self.targets
+        correct = np.zeros(targets.size, dtype=np.int64)
+        done = 0
+        while done < n_releases:
+            m = min(batch_size, n_releases - done)
+            if draw == "random":
+                idx = rng.integers(0, outputs.shape[0], size=m)
+            else:
+                idx = (done + np.arange(m)) % outputs.shape[0]
+            released = outputs[idx] + self.noise.sample(m, random_state=rng)
+            post = self.attack(released, self.ref_outputs, self.ref_halves, self.noise, targets=targets)
+            guess = post >= 0.5
+            truth = self.halves[idx][:, targets]
+            correct += np.sum(guess == truth, axis=0)
+            done += m
+        return correct

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from mipkit._random import spawn_seed
 from mipkit._validation import MipkitValueError
 from mipkit.game.trainers import allowed_callable, register_trainer
 
@@ -160,7 +161,7 @@ class TorchClassifier(ClassifierMixin, BaseEstimator):
         self.n_features_in_ = int(X.shape[1]) if X.ndim == 2 else int(np.prod(X.shape[1:]))
         seed = self.random_state
         if seed is None:
-            seed = int(np.random.default_rng().integers(0, 2**31 - 1))
+            seed = spawn_seed(None)
         factory = _resolve_factory(self.module_factory)
         n_in = X.shape[1] if X.ndim == 2 else tuple(X.shape[1:])
         X_t = torch.from_numpy(X)

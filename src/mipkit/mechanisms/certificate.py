@@ -244,6 +244,49 @@ def _spread_weights(sigma: Any, dim: int, owner: str) -> np.ndarray:
     return w
 
 
+def _spread(
+    params: MIPParams, dim: int, sigma: Any, outputs: np.ndarray | None, random_state: RandomState, owner: str
+) -> tuple[np.ndarray, float, int, str, bool]:
+    """``(weights, sigma_1, number of fits, source, exact)``: from the a-priori ``sigma``, or estimated from
+    ``outputs`` (then never exact)."""
+    if outputs is None:
+        w = _spread_weights(sigma, dim, owner)
+        exact = params.calibration != "izzo2024" or int(np.sum(w > 0)) == 1
+        return w, 1.0, 0, "a-priori", exact
+    confidence = params.confidence
+    est = estimate_spread(
+        outputs,
+        calibration=params.calibration,
+        norm_order=params.norm_order,
+        moment=params.moment,
+        confidence=confidence,
+        random_state=random_state,
+    )
+    source = (
+        f"estimated: {est.n_fits} fits, bootstrap upper CB at {confidence:g}"
+        if confidence is not None
+        else f"estimated: {est.n_fits} fits, point estimate"
+    )
+    return est.weights, est.sigma_1_upper, est.n_fits, source, False
+
+
+def _dp_choice(
+    params: MIPParams, dim: int, noise: NoiseLaw
+) -> tuple[NoiseLaw, str | None, list[dict] | None]:
+    """``(noise released, the DP option chosen or None, the DP alternatives)``: with a ``sensitivity`` the DP
+    options for the same eta are listed, and ``choose="smallest"`` takes one whose RMS standard deviation
+    is smaller than the MIP noise's."""
+    if params.sensitivity is None:
+        return noise, None, None
+    options = dp_alternatives(params.eta, params.sensitivity, dim, sensitivity_norm=params.sensitivity_norm)
+    alternatives = [o.to_dict() for o in options]
+    if params.choose == "smallest":
+        best: DPNoiseOption = min(options, key=lambda o: o.coordinate_std)
+        if best.coordinate_std < _rms(noise.coordinate_std()):
+            return best.noise_law(), best.name, alternatives
+    return noise, None, alternatives
+
+
 def certify_noise(
     params: MIPParams,
     *,
@@ -292,41 +335,14 @@ def certify_noise(
     -------
     CalibratedNoise
     """
-    eta, calibration, moment, norm_order = params.eta, params.calibration, params.moment, params.norm_order
-    confidence, sensitivity, train_on = params.confidence, params.sensitivity, params.train_on
-    if outputs is None:
-        w = _spread_weights(sigma, dim, owner)
-        sigma_1, n_fits, source = 1.0, 0, "a-priori"
-        exact = calibration != "izzo2024" or int(np.sum(w > 0)) == 1
-    else:
-        est = estimate_spread(
-            outputs,
-            calibration=calibration,
-            norm_order=norm_order,
-            moment=moment,
-            confidence=confidence,
-            random_state=random_state,
-        )
-        w, sigma_1, n_fits = est.weights, est.sigma_1_upper, est.n_fits
-        source = (
-            f"estimated: {n_fits} fits, bootstrap upper CB at {confidence:g}"
-            if confidence is not None
-            else f"estimated: {n_fits} fits, point estimate"
-        )
-        exact = False
-    noise = calibrate_noise(eta, calibration, w, sigma_1=sigma_1, moment=moment, norm_order=norm_order)
+    eta, calibration, train_on = params.eta, params.calibration, params.train_on
+    w, sigma_1, n_fits, source, exact = _spread(params, dim, sigma, outputs, random_state, owner)
+    noise = calibrate_noise(
+        eta, calibration, w, sigma_1=sigma_1, moment=params.moment, norm_order=params.norm_order
+    )
+    noise, chosen, alternatives = _dp_choice(params, dim, noise)
+    released_with, exact = (calibration, exact) if chosen is None else (chosen, True)
     std = noise.coordinate_std()
-    released_with = calibration
-    alternatives = None
-    if sensitivity is not None:
-        options = dp_alternatives(eta, sensitivity, dim, sensitivity_norm=params.sensitivity_norm)
-        alternatives = [o.to_dict() for o in options]
-        if params.choose == "smallest":
-            best: DPNoiseOption = min(options, key=lambda o: o.coordinate_std)
-            if best.coordinate_std < _rms(std):
-                noise = best.noise_law()
-                std = noise.coordinate_std()
-                released_with, exact = best.name, True
     cert = MIPCertificate(
         eta=eta,
         calibration=calibration,

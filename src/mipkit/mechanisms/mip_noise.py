@@ -38,6 +38,7 @@ estimator's other fitted state (:mod:`mipkit.mechanisms.published`).
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -350,6 +351,35 @@ class MIPRelease:
     noise: NoiseLaw
 
 
+def _check_release(
+    fn: Callable[[Any], Any], D: Any, eta: float, sigma: Any, noise_seed: int | None, options: dict[str, Any]
+) -> tuple[MIPParams, int]:
+    """The checked MIP parameters of :func:`mip_release` and the number of records of ``D``."""
+    owner = "mip_release"
+    unknown = sorted(set(options) - set(MIP_PARAMETERS))
+    if unknown:
+        raise MipkitValueError(
+            f"Unknown parameter(s) {unknown} of {owner}; it takes fn, D, random_state and the MIP "
+            f"parameters {list(MIP_PARAMETERS)}."
+        )
+    p = check_mip_params(owner, eta=eta, sigma=sigma, **options)
+    if not callable(fn):
+        raise MipkitValueError(f"The 'fn' parameter of {owner} must be callable.")
+    n = num_samples(D)
+    if n < 4:
+        raise MipkitValueError(f"{owner} needs at least 4 records. Got {n}.")
+    check_noise_seed(noise_seed, owner=owner)
+    return p, n
+
+
+def _evaluate(fn: Callable[[Any], Any], D: Any, idx: np.ndarray) -> np.ndarray:
+    """``fn`` of the rows ``idx`` of ``D`` as a flat float vector (refused when empty or not finite)."""
+    out = np.atleast_1d(np.asarray(fn(_safe_indexing(D, idx)), dtype=float)).ravel()
+    if out.size == 0 or not np.all(np.isfinite(out)):
+        raise MipkitValueError("The function passed to mip_release returned an empty or non-finite value.")
+    return out
+
+
 def mip_release(
     fn: Callable[[Any], Any],
     D: Any,
@@ -392,28 +422,10 @@ def mip_release(
         The noisy value, its certificate and the noise law.
     """
     owner = "mip_release"
-    unknown = sorted(set(options) - set(MIP_PARAMETERS))
-    if unknown:
-        raise MipkitValueError(
-            f"Unknown parameter(s) {unknown} of {owner}; it takes fn, D, random_state and the MIP "
-            f"parameters {list(MIP_PARAMETERS)}."
-        )
-    p = check_mip_params(owner, eta=eta, sigma=sigma, **options)
-    if not callable(fn):
-        raise MipkitValueError(f"The 'fn' parameter of {owner} must be callable.")
-    n = num_samples(D)
-    if n < 4:
-        raise MipkitValueError(f"{owner} needs at least 4 records. Got {n}.")
-    check_noise_seed(noise_seed, owner=owner)
+    p, n = _check_release(fn, D, eta, sigma, noise_seed, options)
     _, seed_fits, seed_boot, _ = spawn_seeds(random_state, 4)
     secret = noise_generator(noise_seed)  # the secret half, then the noise
-
-    def evaluate(idx: np.ndarray) -> np.ndarray:
-        out = np.atleast_1d(np.asarray(fn(_safe_indexing(D, idx)), dtype=float)).ravel()
-        if out.size == 0 or not np.all(np.isfinite(out)):
-            raise MipkitValueError(f"The function passed to {owner} returned an empty or non-finite value.")
-        return out
-
+    evaluate = functools.partial(_evaluate, fn, D)
     if p.train_on == "half":
         train_idx = np.flatnonzero(random_half(n, random_state=secret))
     else:

@@ -287,7 +287,7 @@ def gdp_lower_bound(
     mu, t, fu, nu, *_, method = _bound("mu", s, y, 0.0, 1.0 - conf, threshold, groups, False, random_state)
     eps = None
     if d is not None:
-        from mipkit.accounting.curves import GaussianCurve
+        from mipkit.accounting.closed_forms import GaussianCurve
 
         eps = 0.0 if mu <= 0 else float(min(GaussianCurve(float(mu)).epsilon_for_delta(d), _EPS_CAP))
     return GDPLowerBound(mu=float(mu), epsilon=eps, delta=d, confidence=conf, threshold=t,

@@ -32,13 +32,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from mipkit._random import RandomState, check_random_state
 from mipkit._validation import MipkitValueError
+from mipkit.data.attack_records import InferenceGuesses
 from mipkit.stats import Proportion, wilson
 
 #: The analyses whose guess is one constant for every target, whatever is known about it: by default their
@@ -381,28 +382,8 @@ class InferenceResult:
         return out
 
 
-class InferenceGuessesLike(Protocol):
-    """What :func:`measure_inference` reads: the fields of :class:`mipkit.attacks.inference.InferenceGuesses`.
-
-    ``attacks`` maps each attack (the first is the primary one) to ``(guesses, confidence)`` on the targets;
-    ``baselines`` maps each non-member baseline to its guesses on the same targets; ``control_guesses`` are
-    the primary attack's guesses on the control targets (``None``: no control table).
-    """
-
-    secret: str
-    known: tuple[str, ...]
-    numeric: bool
-    tolerance: float
-    rows: np.ndarray
-    truth: np.ndarray
-    attacks: Mapping[str, tuple[np.ndarray, np.ndarray]]
-    baselines: Mapping[str, np.ndarray]
-    control_truth: np.ndarray | None
-    control_guesses: np.ndarray | None
-
-
 def measure_inference(
-    guesses: InferenceGuessesLike,
+    guesses: InferenceGuesses,
     *,
     confidence: float = 0.95,
     n_bootstrap: int = 2000,

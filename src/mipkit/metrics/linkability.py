@@ -18,27 +18,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Protocol
 
 import numpy as np
 
+from mipkit.data.attack_records import LinkabilityGuesses
 from mipkit.metrics.attack_summary import base_rate_label
 from mipkit.metrics.inference import anonymeter_risk
 from mipkit.metrics.roc import DEFAULT_BASE_RATES, precision_at_base_rate
 from mipkit.stats import Proportion
 
 __all__ = ["LinkabilityResult", "measure_linkability"]
-
-
-class LinkabilityGuessesLike(Protocol):
-    """The fields of :class:`mipkit.attacks.linkability.LinkabilityGuesses` read here."""
-
-    aux_cols: tuple[tuple[str, ...], tuple[str, ...]]
-    n_neighbors: int
-    linked: np.ndarray
-    tied: np.ndarray
-    control_linked: np.ndarray | None
-    control_tied: np.ndarray | None
 
 
 @dataclass(frozen=True)
@@ -91,7 +80,7 @@ class LinkabilityResult:
 
 
 def measure_linkability(
-    guesses: LinkabilityGuessesLike, *, base_rates: Sequence[float] = DEFAULT_BASE_RATES
+    guesses: LinkabilityGuesses, *, base_rates: Sequence[float] = DEFAULT_BASE_RATES
 ) -> LinkabilityResult:
     """Count the links of training and control targets (module docstring)."""
     ok = np.asarray(guesses.linked, dtype=bool)

@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from mipkit._defaults import DEFAULT_BASE_RATES as DEFAULT_BASE_RATES  # re-exported: the metrics' defaults
+from mipkit._defaults import DEFAULT_FPRS as DEFAULT_FPRS
 from mipkit._validation import MipkitValueError, check_probability
-
-DEFAULT_FPRS: tuple[float, ...] = (0.001, 0.01, 0.1)
-DEFAULT_BASE_RATES: tuple[float, ...] = (0.5, 1 / 11, 1 / 101, 1 / 1001)
-"""Member fractions for skews 1:1, 1:10, 1:100 and 1:1000 (members : non-members)."""
 
 
 def _check_scores_labels(scores: np.ndarray, labels: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import dataclass, field
-from typing import Protocol
 
 import numpy as np
 
+from mipkit.data.attack_records import SinglingOutCounts
 from mipkit.metrics.inference import anonymeter_risk
 from mipkit.stats import Proportion
 
@@ -94,21 +94,6 @@ def size_corrected_control(counts: np.ndarray, n_control: int, n_original: int) 
     return min(1.0, raw * factor), {**info, "factor": factor, "w_eff": float(w), "norm": float(norm)}
 
 
-class SinglingOutCountsLike(Protocol):
-    """What :func:`measure_singling_out` reads (the fields of
-    :class:`mipkit.attacks.singling_out.SinglingOutCounts`)."""
-
-    mode: str
-    n_requested: int
-    n_cols: int
-    attempts: int
-    counts_original: np.ndarray
-    counts_control: np.ndarray | None
-    n_original: int
-    n_control: int | None
-    n_synthetic: int
-
-
 @dataclass(frozen=True)
 class SinglingOutResult:
     """Singling-out success on training and control records and the risk against the control.
@@ -157,7 +142,7 @@ class SinglingOutResult:
         }
 
 
-def measure_singling_out(counts: SinglingOutCountsLike, *, confidence: float = 0.95) -> SinglingOutResult:
+def measure_singling_out(counts: SinglingOutCounts, *, confidence: float = 0.95) -> SinglingOutResult:
     """Success rates on training and control records and the control-set risk (module docstring)."""
     m = int(len(counts.counts_original))
     sizes = {"original": counts.n_original, "control": counts.n_control, "synthetic": counts.n_synthetic}

@@ -303,6 +303,35 @@ def slice_summary(
     -------
     SliceSummary
     """
+    s, lab = _check_inputs(scores, member, fprs, confidence, n_boot, min_trials, min_records)
+    T, n = s.shape
+    cols = _as_groups(groups, n)
+    rng = check_random_state(random_state)
+    if guesses is None:
+        rows_of = np.repeat(np.arange(T), n) if T >= 2 else None
+        g = crossfit_guesses(s.ravel(), lab.ravel(), groups=rows_of, random_state=rng).reshape(T, n)
+    else:
+        g = np.asarray(guesses).reshape(T, n)
+    correct = (g.astype(int) == lab).astype(float)
+    W, V = pigeonhole_weights(int(n_boot), T, n, rng)
+    with _one_thread():
+        return _summarise(
+            s, lab, correct, W, V, cols, features, kinds or {}, tuple(fprs), confidence, int(n_boot),
+            int(min_trials), int(min_records), max_levels, attack,
+        )  # fmt: skip
+
+
+def _check_inputs(
+    scores: Any,
+    member: Any,
+    fprs: tuple[float, ...],
+    confidence: float,
+    n_boot: int,
+    min_trials: int,
+    min_records: int,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(scores, member)`` as arrays ``(T, n)`` (float, bool), after checking them and the settings of
+    slice_summary."""
     s = np.asarray(scores, dtype=float)
     lab = np.asarray(member)
     if s.ndim == 1:
@@ -326,21 +355,7 @@ def slice_summary(
             "The 'min_trials' and 'min_records' parameters of slice_summary must be >= 1. "
             f"Got {min_trials!r} and {min_records!r}."
         )
-    T, n = s.shape
-    cols = _as_groups(groups, n)
-    rng = check_random_state(random_state)
-    if guesses is None:
-        rows_of = np.repeat(np.arange(T), n) if T >= 2 else None
-        g = crossfit_guesses(s.ravel(), lab.ravel(), groups=rows_of, random_state=rng).reshape(T, n)
-    else:
-        g = np.asarray(guesses).reshape(T, n)
-    correct = (g.astype(int) == lab).astype(float)
-    W, V = pigeonhole_weights(int(n_boot), T, n, rng)
-    with _one_thread():
-        return _summarise(
-            s, lab, correct, W, V, cols, features, kinds or {}, tuple(fprs), confidence, int(n_boot),
-            int(min_trials), int(min_records), max_levels, attack,
-        )  # fmt: skip
+    return s, lab
 
 
 def _one_thread():
@@ -368,15 +383,29 @@ def _measure(s, lab, correct, W, V, fprs) -> tuple[dict, dict]:
     return est, rep
 
 
-def _summarise(
-    s, lab, correct, W, V, cols, features, kinds, fprs, confidence, n_boot, min_trials, min_records,
-    max_levels, attack,
-) -> SliceSummary:  # fmt: skip
-    keys = [fpr_label(f) for f in fprs]
+class _Rows:
+    """``rows(column, group, idx, is_feature)``: the output row of the records ``idx`` (None: all), and its
+    estimates and bootstrap replicates (None for a subgroup too small to be given numbers)."""
 
-    def row(column: str, group: str, idx: np.ndarray | None, is_feature) -> tuple[dict, tuple | None]:
+    def __init__(
+        self, trials: tuple, fprs: tuple[float, ...], confidence: float, min_trials: int, min_records: int
+    ) -> None:
+        self.s, self.lab, self.correct, self.W, self.V = trials
+        self.fprs, self.confidence = fprs, confidence
+        self.min_trials, self.min_records = min_trials, min_records
+        self.keys = [fpr_label(f) for f in fprs]
+
+    def __call__(
+        self, column: str, group: str, idx: np.ndarray | None, is_feature
+    ) -> tuple[dict, tuple | None]:
+        min_trials, min_records, confidence, keys = (
+            self.min_trials,
+            self.min_records,
+            self.confidence,
+            self.keys,
+        )
         sub = (slice(None), idx if idx is not None else slice(None))
-        m = lab[sub]
+        m = self.lab[sub]
         out: dict[str, Any] = {
             "column": column,
             "group": group,
@@ -398,7 +427,7 @@ def _summarise(
                 f"than {min_records} records",
             )  # fmt: skip
             return out, None
-        est, rep = _measure(s[sub], m, correct[sub], W, V[:, sub[1]], fprs)
+        est, rep = _measure(self.s[sub], m, self.correct[sub], self.W, self.V[:, sub[1]], self.fprs)
         out["auc"] = est["auc"]
         out["auc_ci"] = _interval(est["auc"], rep["auc"], confidence, 0.0, 1.0)
         out["tpr_at_fpr"] = {k: est[k] for k in keys}
@@ -408,6 +437,29 @@ def _summarise(
         out.update(eta_excess_ci=None, auc_excess_ci=None, more_exposed=None, more_exposed_by=[], note=None)
         return out, (est, rep)
 
+
+def _mark_excess(base: tuple | None, measured: list[tuple[dict, tuple]], confidence: float) -> float | None:
+    """Mark each measured subgroup's excess over all records (eta and AUC, simultaneous intervals) in its
+    row; returns the critical value (None when nothing was compared)."""
+    q = None
+    if base is not None and measured:
+        b_est, b_rep = base
+        est = np.array([st[0][m] - b_est[m] for _, st in measured for m in ("eta", "auc")])
+        rep = np.column_stack([st[1][m] - b_rep[m] for _, st in measured for m in ("eta", "auc")])
+        lo, hi, q = simultaneous_intervals(est, rep, confidence)
+        for j, (r, _) in enumerate(measured):
+            r["eta_excess_ci"] = [float(lo[2 * j]), float(hi[2 * j])]
+            r["auc_excess_ci"] = [float(lo[2 * j + 1]), float(hi[2 * j + 1])]
+            r["more_exposed_by"] = [m for m, i in (("eta", 2 * j), ("auc", 2 * j + 1)) if lo[i] > 0]
+            r["more_exposed"] = bool(r["more_exposed_by"])
+    return q
+
+
+def _summarise(
+    s, lab, correct, W, V, cols, features, kinds, fprs, confidence, n_boot, min_trials, min_records,
+    max_levels, attack,
+) -> SliceSummary:  # fmt: skip
+    row = _Rows((s, lab, correct, W, V), fprs, confidence, min_trials, min_records)
     overall, base = row(ALL, "all", None, None)
     rows: list[dict] = []
     measured: list[tuple[dict, tuple]] = []
@@ -428,17 +480,7 @@ def _summarise(
             rows.append(r)
             if stats is not None:
                 measured.append((r, stats))
-    q = None
-    if base is not None and measured:
-        b_est, b_rep = base
-        est = np.array([st[0][m] - b_est[m] for _, st in measured for m in ("eta", "auc")])
-        rep = np.column_stack([st[1][m] - b_rep[m] for _, st in measured for m in ("eta", "auc")])
-        lo, hi, q = simultaneous_intervals(est, rep, confidence)
-        for j, (r, _) in enumerate(measured):
-            r["eta_excess_ci"] = [float(lo[2 * j]), float(hi[2 * j])]
-            r["auc_excess_ci"] = [float(lo[2 * j + 1]), float(hi[2 * j + 1])]
-            r["more_exposed_by"] = [m for m, i in (("eta", 2 * j), ("auc", 2 * j + 1)) if lo[i] > 0]
-            r["more_exposed"] = bool(r["more_exposed_by"])
+    q = _mark_excess(base, measured, confidence)
     return SliceSummary(
         overall=overall,
         rows=rows,

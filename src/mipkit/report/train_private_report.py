@@ -47,8 +47,16 @@ def _within(point: bool, violation: bool) -> str:
 def report_parts(payload: dict, curve: Any) -> tuple[str, list[str], list[Section]]:
     """``(title, summary, sections)`` of the run's report from its ``results.json`` payload and the
     certified curve (for the certificate's neighbours)."""
+    audit = payload.get("audit")
+    sections = [_certificate_section(payload, curve), _accuracy_section(payload)]
+    if audit:
+        sections.append(_audit_section(audit))
+    return "Private training (DP-SGD)", _summary(payload), sections
+
+
+def _summary(payload: dict) -> list[str]:
+    """What the certificate bounds and how accurate the model is, in words; with an audit, its verdict."""
     c = payload["certified"]
-    rel = payload["neighbours"].replace("_", "-")
     at1 = c["tpr_at_fpr"].get("0.01")
     tpr_line = (
         "" if at1 is None else f" At a 1% false-positive rate it finds at most {100 * at1:.1f}% of them."
@@ -69,62 +77,71 @@ def report_parts(payload: dict, curve: Any) -> tuple[str, list[str], list[Sectio
             f"Audited as released: the measured TPRs of a membership attack on this model are {verdict} the "
             f"certified bounds. {audit['note']}"
         )
+    return summary
+
+
+def _certificate_section(payload: dict, curve: Any) -> Section:
+    """The DP-SGD run, its certified risks and its trade-off curve."""
+    c = payload["certified"]
+    rel = payload["neighbours"].replace("_", "-")
     cert_rows = [("MIP eta (replace-one)", c["eta"]), (f"advantage ({rel})", c["advantage"])]
     cert_rows += [(f"TPR at FPR {k} ({rel})", v) for k, v in c["tpr_at_fpr"].items()]
     cert_rows.append((f"epsilon at delta {c['delta']:g} ({rel})", c["epsilon"]))
-    sections = [
-        Section(
-            "Certificate",
-            [
-                f"DP-SGD ran {payload['steps']} steps at sampling rate {payload['sample_rate']:.4g} "
-                f"({payload['epochs']} epochs of batches of {payload['batch_size']}) with noise multiplier "
-                f"{payload['noise_multiplier']:.4g}; neighbours: {payload['premise']}.",
-            ],
-            [pd.DataFrame(cert_rows, columns=["certified risk", "bound"])],
-            [_curve_figure(curve, audit)],
-        ),
-        Section(
-            "Accuracy",
-            [f"Held-out split: {payload['held_out']['method']}; rows in {payload['held_out']['file']}."],
-            [
-                pd.DataFrame(
-                    [
-                        ("held-out accuracy of the model", payload["test_accuracy"]),
-                        ("always guessing the majority class", payload["majority_rate"]),
-                    ],
-                    columns=["", "accuracy"],
-                )
-            ],
-        ),
-    ]
-    if audit:
-        rows = [
-            (
-                f"TPR at FPR {k}",
-                r["measured"],
-                r["upper"],
-                r["certified"],
-                _within(r["within"], r["violation"]),
-            )
-            for k, r in audit["tpr_at_fpr"].items()
-        ]
-        eta, (low, high), bound = audit["measured_eta"], audit["measured_eta_ci"], audit["certified_eta"]
-        rows.append(("MIP eta", eta, high, bound, _within(eta <= bound, low > bound)))
-        left = (
-            f" {audit['left_out']} held-out rows equal to a training row were left out."
-            if audit["left_out"]
-            else ""
-        )
-        sections.append(
-            Section(
-                "Audit of the released model against its certificate",
+    return Section(
+        "Certificate",
+        [
+            f"DP-SGD ran {payload['steps']} steps at sampling rate {payload['sample_rate']:.4g} "
+            f"({payload['epochs']} epochs of batches of {payload['batch_size']}) with noise multiplier "
+            f"{payload['noise_multiplier']:.4g}; neighbours: {payload['premise']}.",
+        ],
+        [pd.DataFrame(cert_rows, columns=["certified risk", "bound"])],
+        [_curve_figure(curve, payload.get("audit"))],
+    )
+
+
+def _accuracy_section(payload: dict) -> Section:
+    """Held-out accuracy against always guessing the majority class."""
+    return Section(
+        "Accuracy",
+        [f"Held-out split: {payload['held_out']['method']}; rows in {payload['held_out']['file']}."],
+        [
+            pd.DataFrame(
                 [
-                    f"{audit['attack'].upper()} attack on the model's outputs: {audit['members']} training "
-                    f"rows (members) against {audit['non_members']} held-out rows.{left} {audit['note']} "
-                    "A measured value above its certified bound beyond its confidence interval would mean "
-                    "the guarantee, the training or the audit is wrong.",
+                    ("held-out accuracy of the model", payload["test_accuracy"]),
+                    ("always guessing the majority class", payload["majority_rate"]),
                 ],
-                [pd.DataFrame(rows, columns=["risk", "measured", "upper end (95%)", "certified", "within"])],
+                columns=["", "accuracy"],
             )
+        ],
+    )
+
+
+def _audit_section(audit: dict) -> Section:
+    """Each measured TPR at FPR (and eta) beside its certified bound."""
+    rows = [
+        (
+            f"TPR at FPR {k}",
+            r["measured"],
+            r["upper"],
+            r["certified"],
+            _within(r["within"], r["violation"]),
         )
-    return "Private training (DP-SGD)", summary, sections
+        for k, r in audit["tpr_at_fpr"].items()
+    ]
+    eta, (low, high), bound = audit["measured_eta"], audit["measured_eta_ci"], audit["certified_eta"]
+    rows.append(("MIP eta", eta, high, bound, _within(eta <= bound, low > bound)))
+    left = (
+        f" {audit['left_out']} held-out rows equal to a training row were left out."
+        if audit["left_out"]
+        else ""
+    )
+    return Section(
+        "Audit of the released model against its certificate",
+        [
+            f"{audit['attack'].upper()} attack on the model's outputs: {audit['members']} training "
+            f"rows (members) against {audit['non_members']} held-out rows.{left} {audit['note']} "
+            "A measured value above its certified bound beyond its confidence interval would mean "
+            "the guarantee, the training or the audit is wrong.",
+        ],
+        [pd.DataFrame(rows, columns=["risk", "measured", "upper end (95%)", "certified", "within"])],
+    )

@@ -11,35 +11,20 @@ Formulas: docs/theory.md sections 3 and 8; docs/synthesize.md.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from mipkit._lazy import lazy_exports
 
-_MODULES: dict[str, tuple[str, ...]] = {
-    "mipkit.synthesize.dpwgan": ("DPWGANGP",),
-    "mipkit.synthesize.bounds": ("CriticBounds", "critic_bounds"),
-    "mipkit.synthesize.preprocess": ("TabularEncoder", "infer_domain"),
-    "mipkit.synthesize.certificate": (
-        "SynthesisCertificate",
-        "certificate_curve",
-        "certificate_from_dp",
-        "certificate_from_record",
-        "uncertified",
-    ),
-    "mipkit.synthesize.audit_bounds": ("certified_audit_bounds",),
-    "mipkit.synthesize.peers": ("METHODS", "make_synthesizer"),
-    "mipkit.synthesize.quality": ("mode_collapse_share", "fidelity", "utility_auc"),
+# Lazy: the synthesizers pull in torch, scipy and the synth extra; `import mipkit.synthesize` loads none of
+# them (module -> the names it exports).
+_MODULES: dict[str, str] = {
+    "dpwgan": "DPWGANGP",
+    "bounds": "CriticBounds critic_bounds",
+    "preprocess": "TabularEncoder infer_domain",
+    "certificate": "SynthesisCertificate certificate_curve certificate_from_dp certificate_from_record "
+    "uncertified",
+    "audit_bounds": "certified_audit_bounds",
+    "peers": "METHODS make_synthesizer",
+    "quality": "mode_collapse_share fidelity utility_auc",
 }
-_LAZY: dict[str, str] = {name: module for module, names in _MODULES.items() for name in names}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'mipkit.synthesize' has no attribute {name!r}")
-
+_LAZY, __getattr__, __dir__ = lazy_exports(__name__, _MODULES, globals())
 
 __all__ = sorted(_LAZY)
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))

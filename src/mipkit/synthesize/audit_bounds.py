@@ -133,7 +133,29 @@ def certified_audit_bounds(certificate: SynthesisCertificate, audit: Any) -> dic
     res = audit.to_dict() if hasattr(audit, "to_dict") else dict(audit)
     out: dict[str, Any] = {"certified": True, "method": certificate.method, "dcr": {}, "inference": {}}
     violations: list[str] = []
-    dcr = res.get("dcr") or {}
+    out["dcr"]["tpr_at_fpr"] = _dcr_table(curve, res.get("dcr") or {}, violations)
+    grid = np.concatenate([np.logspace(-6, -1, 41)[:-1], np.linspace(0.1, 1.0, 19)])
+    out["dcr"]["curve"] = {  # the certified ROC bound 1 - f(alpha), for the report's figure
+        "fpr": grid.tolist(),
+        "tpr": [float(v) for v in np.asarray(curve.tpr(grid), dtype=float)],
+    }
+    attack = getattr(audit, "dcr_attack", None)
+    if attack is not None:
+        roc = certified_roc_excess(curve, attack.dcr_members, attack.dcr_nonmembers)
+        out["dcr"]["roc"] = roc
+        if roc["violation"] and not any("DCR" in v for v in violations):
+            violations.append(
+                f"DCR attack ROC lies above the certified curve beyond sampling error (largest excess: TPR "
+                f"{roc['tpr']:.4f} at FPR {roc['at_fpr']:.4g}, certified {roc['certified_tpr']:.4f})"
+            )
+    out["inference"] = _inference_bounds(curve, res.get("inference") or {}, violations)
+    out["violations"] = violations
+    return out
+
+
+def _dcr_table(curve: Any, dcr: dict, violations: list[str]) -> dict:
+    """The DCR attack's TPR at each FPR of the audit's table beside its certified bound (violations, beyond
+    sampling error simultaneously over the table, appended to ``violations``)."""
     n_members = dcr.get("n_members") or 0
     n_non = dcr.get("n_nonmembers") or 0
     table = {}
@@ -158,22 +180,14 @@ def certified_audit_bounds(certificate: SynthesisCertificate, audit: Any) -> dic
                 f"DCR attack TPR {measured:.4f} at FPR {key} is above the certified {bound:.4f}, beyond "
                 "sampling error"
             )
-    out["dcr"]["tpr_at_fpr"] = table
-    grid = np.concatenate([np.logspace(-6, -1, 41)[:-1], np.linspace(0.1, 1.0, 19)])
-    out["dcr"]["curve"] = {  # the certified ROC bound 1 - f(alpha), for the report's figure
-        "fpr": grid.tolist(),
-        "tpr": [float(v) for v in np.asarray(curve.tpr(grid), dtype=float)],
-    }
-    attack = getattr(audit, "dcr_attack", None)
-    if attack is not None:
-        roc = certified_roc_excess(curve, attack.dcr_members, attack.dcr_nonmembers)
-        out["dcr"]["roc"] = roc
-        if roc["violation"] and not any("DCR" in v for v in violations):
-            violations.append(
-                f"DCR attack ROC lies above the certified curve beyond sampling error (largest excess: TPR "
-                f"{roc['tpr']:.4f} at FPR {roc['at_fpr']:.4g}, certified {roc['certified_tpr']:.4f})"
-            )
-    for secret, r in (res.get("inference") or {}).items():
+    return table
+
+
+def _inference_bounds(curve: Any, inference: dict, violations: list[str]) -> dict:
+    """Each secret's attribute-inference precision beside the certified success at its baseline
+    (violations, the interval's lower end above the bound, appended to ``violations``)."""
+    out = {}
+    for secret, r in inference.items():
         base, prec = r.get("baseline_precision"), r.get("precision")
         if base is None or prec is None:
             continue
@@ -188,13 +202,12 @@ def certified_audit_bounds(certificate: SynthesisCertificate, audit: Any) -> dic
             "violation": bool(lo > bound),
             "significant": bool(lo > bound),
         }
-        out["inference"][secret] = row
+        out[secret] = row
         if row["violation"]:
             violations.append(
                 f"attribute inference of {secret!r}: precision {prec:.4f} (interval from {lo:.4f}) is above "
                 f"the certified {bound:.4f} (baseline {base:.4f})"
             )
-    out["violations"] = violations
     return out
 
 

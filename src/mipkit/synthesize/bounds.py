@@ -165,25 +165,8 @@ def critic_bounds(
     if len(slopes) != n_hidden:
         raise ValueError(f"{n_hidden} hidden layers need {n_hidden} slopes; got {len(slopes)}.")
     xlo, xhi = np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64)
-    # forward (eqs. 3.8-3.11), with the bias
-    xs = [(xlo, xhi)]
-    dphis = []
-    for ell in range(n_hidden):
-        if ell == 0:
-            slo, shi = first_layer_bounds(ws[0], bs[0], xlo, xhi, simplices)
-        else:
-            slo, shi = interval_matvec(ws[ell], *xs[-1])
-            slo, shi = slo + bs[ell], shi + bs[ell]
-        a = float(slopes[ell])
-        xs.append((np.where(slo > 0, slo, a * slo), np.where(shi > 0, shi, a * shi)))
-        dphis.append((_dphi(slo, a), _dphi(shi, a)))
-    # backward for dD/dtheta (eqs. 3.12-3.24); delta_l = dD/ds_l
-    deltas: list[tuple[np.ndarray, np.ndarray]] = [None] * (n_hidden + 1)  # type: ignore[list-item]
-    deltas[n_hidden] = (np.ones(1), np.ones(1))
-    for ell in range(n_hidden, 0, -1):
-        dlo, dhi = deltas[ell]
-        glo, ghi = interval_matvec(ws[ell].T, dlo, dhi)  # dD/dx_{ell} (hidden layer ell, 0-based ell-1)
-        deltas[ell - 1] = interval_mul(glo, ghi, *dphis[ell - 1])
+    xs, dphis = _forward(ws, bs, slopes, (xlo, xhi), simplices)
+    deltas = _backward(ws, dphis)
     in_lo, in_hi = interval_matvec(ws[0].T, *deltas[0])
     d_lo: list[np.ndarray] = []
     d_hi: list[np.ndarray] = []
@@ -191,9 +174,68 @@ def critic_bounds(
         wlo, whi = interval_outer(*deltas[ell], *xs[ell])
         d_lo += [wlo, deltas[ell][0].copy()]
         d_hi += [whi, deltas[ell][1].copy()]
-    # penalty term: u = 2 (||g|| - 1) g / ||g||, p_0 = u, p_l = phi'_l * (W_l p_{l-1})
-    nlo, nhi = _norm_range(in_lo, in_hi)
-    tlo, thi = _unit_bounds(in_lo, in_hi, nlo, nhi)
+    gp_lo, gp_hi, gp_norm = _penalty(ws, bs, deltas, dphis, (in_lo, in_hi))
+    return CriticBounds(
+        d_lo=d_lo,
+        d_hi=d_hi,
+        gp_lo=gp_lo,
+        gp_hi=gp_hi,
+        gp_norm=gp_norm,
+        input_grad_lo=in_lo,
+        input_grad_hi=in_hi,
+    )
+
+
+Interval = tuple[np.ndarray, np.ndarray]
+
+
+def _forward(
+    ws: list[np.ndarray],
+    bs: list[np.ndarray],
+    slopes: Sequence[float],
+    box: Interval,
+    simplices: Sequence[slice],
+) -> tuple[list[Interval], list[Interval]]:
+    """Forward pass (eqs. 3.8-3.11, with the bias): bounds of each layer's input ``x_l`` (the box first) and
+    of each hidden activation's derivative ``phi'_l``."""
+    xs = [box]
+    dphis = []
+    for ell in range(len(ws) - 1):
+        if ell == 0:
+            slo, shi = first_layer_bounds(ws[0], bs[0], *box, simplices)
+        else:
+            slo, shi = interval_matvec(ws[ell], *xs[-1])
+            slo, shi = slo + bs[ell], shi + bs[ell]
+        a = float(slopes[ell])
+        xs.append((np.where(slo > 0, slo, a * slo), np.where(shi > 0, shi, a * shi)))
+        dphis.append((_dphi(slo, a), _dphi(shi, a)))
+    return xs, dphis
+
+
+def _backward(ws: list[np.ndarray], dphis: list[Interval]) -> list[Interval]:
+    """Backward pass for ``dD/dtheta`` (eqs. 3.12-3.24): bounds of ``delta_l = dD/ds_l`` per layer."""
+    n_hidden = len(ws) - 1
+    deltas: list[Interval] = [None] * (n_hidden + 1)  # type: ignore[list-item]
+    deltas[n_hidden] = (np.ones(1), np.ones(1))
+    for ell in range(n_hidden, 0, -1):
+        dlo, dhi = deltas[ell]
+        glo, ghi = interval_matvec(ws[ell].T, dlo, dhi)  # dD/dx_{ell} (hidden layer ell, 0-based ell-1)
+        deltas[ell - 1] = interval_mul(glo, ghi, *dphis[ell - 1])
+    return deltas
+
+
+def _penalty(
+    ws: list[np.ndarray],
+    bs: list[np.ndarray],
+    deltas: list[Interval],
+    dphis: list[Interval],
+    in_grad: Interval,
+) -> tuple[list[np.ndarray], list[np.ndarray], float]:
+    """Bounds of the penalty term's gradient, ``u = 2 (||g|| - 1) g / ||g||``, ``p_0 = u``,
+    ``p_l = phi'_l * (W_l p_{l-1})`` (``in_grad``: the bounds of ``g``), and the bound on its norm."""
+    n_hidden = len(ws) - 1
+    nlo, nhi = _norm_range(*in_grad)
+    tlo, thi = _unit_bounds(*in_grad, nlo, nhi)
     elo, ehi = np.full_like(tlo, 2.0 * (nlo - 1.0)), np.full_like(thi, 2.0 * (nhi - 1.0))
     p = interval_mul(elo, ehi, tlo, thi)
     gp_lo: list[np.ndarray] = []
@@ -210,15 +252,7 @@ def critic_bounds(
         op_prod *= float(np.linalg.norm(ws[ell], ord=2))
         if ell < n_hidden:
             p = interval_mul(*interval_matvec(ws[ell], *p), *dphis[ell])
-    return CriticBounds(
-        d_lo=d_lo,
-        d_hi=d_hi,
-        gp_lo=gp_lo,
-        gp_hi=gp_hi,
-        gp_norm=float(np.sqrt(norms_sq)),
-        input_grad_lo=in_lo,
-        input_grad_hi=in_hi,
-    )
+    return gp_lo, gp_hi, float(np.sqrt(norms_sq))
 
 
 def thesis_penalty_bound(layers: Sequence[Layer], slopes: Sequence[float], grad_norm: float) -> list[float]:

@@ -22,7 +22,6 @@ delta)`` or to any mipkit risk target, for the planned steps; the certificate co
 from __future__ import annotations
 
 import io
-import json
 import math
 import time
 from collections.abc import Callable
@@ -32,7 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mipkit._random import check_noise_seed, check_random_state, noise_generator, noise_source
+from mipkit._random import check_noise_seed, check_random_state, noise_generator, noise_source, spawn_seed
 from mipkit._validation import (
     MipkitValueError,
     check_choice,
@@ -42,16 +41,28 @@ from mipkit._validation import (
     check_positive_int,
 )
 from mipkit.synthesize._torch import require_torch
-from mipkit.synthesize.bounds import critic_bounds
 from mipkit.synthesize.certificate import SynthesisCertificate, certificate_from_record, uncertified
 from mipkit.synthesize.checkpoint import read_checkpoint_bytes, run_key, run_params
-from mipkit.synthesize.noise import step_noise
+from mipkit.synthesize.dpwgan_training import Training, block_output
 from mipkit.synthesize.plan import RunPlan, Schedule, fixed_plan, plan_run
 from mipkit.synthesize.preprocess import TabularEncoder
 
 __all__ = ["DPWGANGP"]
 
 Progress = Callable[[int, int], None]
+
+
+def _check_budget(epsilon: float | None, delta: float, target: Any) -> tuple[float | None, float]:
+    """``(epsilon, delta)`` of DPWGANGP: epsilon (default 3) unless a risk ``target`` replaces it, delta in
+    (0, 1)."""
+    if target is None:
+        epsilon = check_positive("epsilon", 3.0 if epsilon is None else epsilon, owner="DPWGANGP")
+    elif epsilon is not None:
+        raise MipkitValueError("Give either 'epsilon' or 'target' to DPWGANGP, not both.")
+    checked = check_delta(delta, owner="DPWGANGP")
+    if checked <= 0.0:
+        raise MipkitValueError(f"The 'delta' parameter of DPWGANGP must be in (0, 1). Got {delta!r} instead.")
+    return epsilon, checked
 
 
 class DPWGANGP:
@@ -153,17 +164,7 @@ class DPWGANGP:
         checkpoint_every: int = 10,
     ) -> None:
         owner = "DPWGANGP"
-        if target is None:
-            self.epsilon = check_positive("epsilon", 3.0 if epsilon is None else epsilon, owner=owner)
-        elif epsilon is not None:
-            raise MipkitValueError("Give either 'epsilon' or 'target' to DPWGANGP, not both.")
-        else:
-            self.epsilon = None
-        self.delta = check_delta(delta, owner=owner)
-        if self.delta <= 0.0:
-            raise MipkitValueError(
-                f"The 'delta' parameter of {owner} must be in (0, 1). Got {delta!r} instead."
-            )
+        self.epsilon, self.delta = _check_budget(epsilon, delta, target)
         self.target = target
         self.neighbours = check_choice("neighbours", neighbours, ("add_remove", "replace_one"), owner=owner)
         self.noise_shape = check_choice("noise_shape", noise_shape, ("spherical", "scaled"), owner=owner)
@@ -220,12 +221,8 @@ class DPWGANGP:
             h = max(int(mult * d), 1)
             gen += [nn.Linear(width, h), nn.ReLU()]
             width = h
-        gen += [nn.Linear(width, d), _block_output(torch, d, simplices or [])]
+        gen += [nn.Linear(width, d), block_output(torch, d, simplices or [])]
         return critic, nn.Sequential(*gen)
-
-    def _critic_layers(self) -> list[tuple[np.ndarray, np.ndarray]]:
-        mods = [m for m in self.critic_ if hasattr(m, "weight")]
-        return [(m.weight.detach().double().numpy(), m.bias.detach().double().numpy()) for m in mods]
 
     def plan(self, n_records: int) -> RunPlan:
         """The calibrated plan for ``n_records`` training records (noise multipliers of every step)."""
@@ -301,99 +298,35 @@ class DPWGANGP:
 
     def _train(self, torch: Any, x_np: np.ndarray, plan: RunPlan) -> int:
         """Algorithm 1 with Poisson batches and calibrated noise; returns the number of critic steps run."""
-        n, d = x_np.shape
         rng = check_random_state(self.random_state)
-        gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
-        torch.manual_seed(int(rng.integers(2**62)))
+        gen = torch.Generator().manual_seed(spawn_seed(rng))
+        torch.manual_seed(spawn_seed(rng))
         secret = noise_generator(self.noise_seed)  # the Poisson batches and the noise
         simplices = self.encoder_.simplices() if self.categorical_output == "softmax" else []
-        critic, generator = self._networks(d, simplices)
-        self.critic_, self.generator_ = critic, generator
-        opt_c = torch.optim.Adam(critic.parameters(), lr=self.learning_rate, betas=self.betas)
-        opt_g = torch.optim.Adam(generator.parameters(), lr=self.learning_rate, betas=self.betas)
-        x = torch.from_numpy(x_np)
-        q, lam = self.sample_rate, self.gp_weight
-        m = max(int(round(q * n)), 1)
-        slopes = [self.slope] * len(self.critic_hidden)
-        lo, hi = np.zeros(d), np.ones(d)
-        params = list(critic.parameters())
-        hist: dict[str, list] = {
-            k: [] for k in ("sensitivity", "critic_range", "penalty_radius", "noise_std_rms", "batch_size")
-        }
-        step, start, began = 0, 0, time.perf_counter()
+        self.critic_, self.generator_ = self._networks(x_np.shape[1], simplices)
+        run = Training(torch, self, x_np, (gen, secret), simplices)
+        began = time.perf_counter()
         key = self._run_key(x_np, plan)
         saved = self._load_checkpoint(torch, key)
+        start = 0
         if saved is not None:  # a killed fit: continue where its last checkpoint left off
-            critic.load_state_dict(saved["critic"])
-            generator.load_state_dict(saved["generator"])
-            opt_c.load_state_dict(saved["opt_critic"])
-            opt_g.load_state_dict(saved["opt_generator"])
-            gen.set_state(saved["rng"])
-            secret.bit_generator.state = json.loads(saved["noise_rng"])
-            hist = {k: list(v) for k, v in saved["history"].items()}
-            step, start = int(saved["step"]), int(saved["iteration"])
+            start = run.restore(saved)
             self.resumed_from_, self.resumed_seconds_ = start, float(saved.get("seconds", 0.0))
             if self.progress is not None:
                 self.progress(start, self.n_generator)
         for it in range(start, self.n_generator):
             for _ in range(self.n_critic):
-                b = critic_bounds(self._critic_layers(), slopes, lo, hi, simplices)
-                sn = step_noise(
-                    b,
-                    gp_weight=lam,
-                    noise_multiplier=float(plan.noise_multipliers[step]),
-                    shape=self.noise_shape,
-                    centre=self.centre,
-                )
-                idx = torch.from_numpy(np.flatnonzero(secret.random(n) < q))
-                nb = int(idx.numel())
-                with torch.no_grad():
-                    fake = generator(torch.rand(max(m, nb), self.latent_dim, generator=gen))
-                opt_c.zero_grad(set_to_none=False)
-                loss = critic(fake[:m]).sum() / m  # the generator's term: no data, no noise
-                if nb > 0:
-                    real = x[idx]
-                    u = torch.rand(nb, 1, generator=gen)
-                    xhat = (u * real + (1.0 - u) * fake[:nb]).requires_grad_(True)
-                    grad_x = torch.autograd.grad(critic(xhat).sum(), xhat, create_graph=True)[0]
-                    penalty = (torch.linalg.vector_norm(grad_x, dim=1) - 1.0) ** 2
-                    loss = loss + (lam * penalty.sum() - critic(real).sum()) / m
-                loss.backward()
-                noise = secret.standard_normal(sn.std.size)
-                extra = (q * n - nb) * sn.centre + sn.std * noise  # centred release, then add q N c back
-                _add_flat(params, torch.from_numpy(extra / m).float())
-                opt_c.step()
-                for name, value in (
-                    ("sensitivity", float(sn.sensitivity)),
-                    ("critic_range", float(sn.critic_range)),
-                    ("penalty_radius", float(sn.penalty_radius)),
-                    ("noise_std_rms", float(np.sqrt(np.mean(sn.std**2)))),
-                    ("batch_size", nb),
-                ):
-                    hist[name].append(value)  # plain numbers: the checkpoint loads with weights_only
-                step += 1
-            for p in params:
-                p.requires_grad_(False)
-            opt_g.zero_grad()
-            g_loss = -critic(generator(torch.rand(m, self.latent_dim, generator=gen))).mean()
-            g_loss.backward()
-            opt_g.step()
-            for p in params:
-                p.requires_grad_(True)
+                run.critic_step(float(plan.noise_multipliers[run.step]))
+            run.generator_step()
             if self.checkpoint is not None and (it + 1) % self.checkpoint_every == 0:
-                self._save_checkpoint(torch, {
-                    "key": key, "iteration": it + 1, "step": step, "critic": critic.state_dict(),
-                    "generator": generator.state_dict(), "opt_critic": opt_c.state_dict(),
-                    "opt_generator": opt_g.state_dict(), "rng": gen.get_state(), "history": hist,
-                    "noise_rng": json.dumps(secret.bit_generator.state),
-                    "seconds": self.resumed_seconds_ + time.perf_counter() - began,
-                })  # fmt: skip
+                seconds = self.resumed_seconds_ + time.perf_counter() - began
+                self._save_checkpoint(torch, run.state(key, it + 1, seconds))
             if self.progress is not None:
                 self.progress(it + 1, self.n_generator)
         if self.checkpoint is not None:
             self.checkpoint.unlink(missing_ok=True)
-        self.history_ = {k: np.asarray(v) for k, v in hist.items()}
-        return step
+        self.history_ = {k: np.asarray(v) for k, v in run.hist.items()}
+        return run.step
 
     # ------------------------------------------------------------------------------------------------
     def _run_key(self, x_np: np.ndarray, plan: RunPlan) -> str:
@@ -426,37 +359,11 @@ class DPWGANGP:
         if not hasattr(self, "generator_"):
             raise MipkitValueError("This DPWGANGP is not fitted yet; call fit(data) first.")
         n_rows = check_positive_int("n_rows", n_rows, owner="DPWGANGP.sample")
-        rng = check_random_state(self.random_state if random_state is None else random_state)
-        gen = torch.Generator().manual_seed(int(rng.integers(2**62)))
+        seed = spawn_seed(self.random_state if random_state is None else random_state)
+        gen = torch.Generator().manual_seed(seed)
         with torch.no_grad():
             out = self.generator_(torch.rand(n_rows, self.latent_dim, generator=gen)).numpy()
         return self.encoder_.inverse_transform(out)
-
-
-def _block_output(torch: Any, d: int, simplices: list[slice]) -> Any:
-    """Softmax over each categorical block (outputs on the simplex, like the one-hot records), sigmoid
-    elsewhere (the thesis's output for every coordinate)."""
-    free = torch.ones(d, dtype=torch.bool)
-    for sl in simplices:
-        free[sl] = False
-
-    class BlockOutput(torch.nn.Module):
-        def forward(self, h: Any) -> Any:
-            out = torch.sigmoid(h) * free
-            for sl in simplices:
-                out = out + torch.nn.functional.pad(torch.softmax(h[:, sl], dim=1), (sl.start, d - sl.stop))
-            return out
-
-    return BlockOutput()
-
-
-def _add_flat(params: list[Any], vec: Any) -> None:
-    """Add a flat vector to the parameters' ``.grad`` (parameter order)."""
-    start = 0
-    for p in params:
-        k = p.numel()
-        p.grad.add_(vec[start : start + k].view_as(p))
-        start += k
 
 
 def _summary(values: list[float]) -> dict[str, float]:

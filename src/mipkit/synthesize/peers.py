@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from mipkit._random import check_random_state
+from mipkit._random import spawn_seed
 from mipkit._validation import MipkitValueError, check_choice
 from mipkit.synthesize._torch import require
 from mipkit.synthesize.preprocess import MISSING
@@ -89,9 +89,9 @@ class CTGANSynthesizer:
 
         from mipkit.synthesize.certificate import uncertified
 
-        seed = int(check_random_state(self.random_state).integers(2**31))
+        seed = spawn_seed(self.random_state)
         torch.manual_seed(seed)
-        np.random.seed(seed % 2**32)  # noqa: NPY002 - ctgan draws from the global NumPy generator
+        np.random.seed(seed)  # noqa: NPY002 - ctgan draws from the global NumPy generator
         table = data.copy()
         self.discrete_ = [c for c in table.columns if not pd.api.types.is_numeric_dtype(table[c])]
         self.dtypes_ = table.dtypes
@@ -109,11 +109,9 @@ class CTGANSynthesizer:
     def sample(self, n_rows: int, *, random_state: int | None = None) -> pd.DataFrame:
         import torch
 
-        seed = int(
-            check_random_state(self.random_state if random_state is None else random_state).integers(2**31)
-        )
+        seed = spawn_seed(self.random_state if random_state is None else random_state)
         torch.manual_seed(seed)
-        np.random.seed(seed % 2**32)  # noqa: NPY002
+        np.random.seed(seed)  # noqa: NPY002
         out = self.model_.sample(int(n_rows))
         for c in self.discrete_:
             out[c] = out[c].astype(object).where(out[c].astype(str) != MISSING, None)

@@ -39,7 +39,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, special
 
-from mipkit._random import check_noise_seed, check_random_state, noise_generator, noise_source
+from mipkit._random import check_noise_seed, check_random_state, noise_generator, noise_source, spawn_seed
 from mipkit._validation import MipkitValueError
 from mipkit.synthesize._torch import require
 from mipkit.synthesize.checkpoint import load_checkpoint, run_key, run_params, save_checkpoint
@@ -254,7 +254,7 @@ class _MarginalSynth:
         # mbi samples with NumPy's global generator: seed it from ours for this call, then restore it
         saved = np.random.get_state()  # noqa: NPY002 (the generator mbi uses)
         try:
-            np.random.seed(int(rng.integers(2**32)))  # noqa: NPY002
+            np.random.seed(spawn_seed(rng))  # noqa: NPY002
             syn = self.model_.synthetic_data(rows=int(n_rows)).to_dict()
         finally:
             np.random.set_state(saved)  # noqa: NPY002

@@ -65,14 +65,10 @@ def batched_lbfgs(
     """
     theta = np.array(theta0, dtype=np.float64, copy=True)
     M, p = theta.shape
-    everyone = np.arange(M)
-    f, g = fun(theta, everyone)
+    f, g = fun(theta, np.arange(M))
     f = np.array(f, dtype=np.float64)
     g = np.array(g, dtype=np.float64)
-    S = np.zeros((M, history, p))
-    Yh = np.zeros((M, history, p))
-    rho = np.zeros((M, history))
-    gamma = np.ones(M)
+    memory = _Memory(M, history, p)
     n_iter = np.zeros(M, dtype=np.int64)
     status = np.zeros(M, dtype=np.int64)
     status[np.max(np.abs(g), axis=1) <= tol] = 1
@@ -80,58 +76,15 @@ def batched_lbfgs(
         A = np.flatnonzero(status == 0)
         if A.size == 0:
             break
-        gA = g[A]
-        q = gA.copy()
-        stored = min(it, history)
-        alphas = np.zeros((A.size, stored))
-        for j in range(stored):  # newest -> oldest
-            slot = (it - 1 - j) % history
-            a = rho[A, slot] * np.sum(S[A, slot] * q, axis=1)
-            alphas[:, j] = a
-            q -= a[:, None] * Yh[A, slot]
-        r = gamma[A][:, None] * q
-        for j in reversed(range(stored)):  # oldest -> newest
-            slot = (it - 1 - j) % history
-            b = rho[A, slot] * np.sum(Yh[A, slot] * r, axis=1)
-            r += (alphas[:, j] - b)[:, None] * S[A, slot]
-        d = -r
-        gd = np.sum(gA * d, axis=1)
-        uphill = ~(gd < 0)
-        if np.any(uphill):
-            d[uphill] = -gA[uphill]
-            gd[uphill] = -np.sum(gA[uphill] * gA[uphill], axis=1)
-        t = np.ones(A.size)
-        if it == 0:
-            t = np.minimum(1.0, 1.0 / np.max(np.abs(gA), axis=1))
-        f_new = np.empty(A.size)
-        g_new = np.empty((A.size, p))
-        searching = np.ones(A.size, dtype=bool)
-        for _ in range(MAX_LINE_SEARCH):
-            idx = np.flatnonzero(searching)
-            if idx.size == 0:
-                break
-            f_try, g_try = fun(theta[A[idx]] + t[idx, None] * d[idx], A[idx])
-            ok = f_try <= f[A[idx]] + ARMIJO * t[idx] * gd[idx]
-            f_new[idx[ok]] = f_try[ok]
-            g_new[idx[ok]] = g_try[ok]
-            searching[idx[ok]] = False
-            t[idx[~ok]] *= 0.5
-        accepted = ~searching
-        status[A[searching]] = 3
+        d, gd = memory.direction(g[A], A, it)
+        t = np.minimum(1.0, 1.0 / np.max(np.abs(g[A]), axis=1)) if it == 0 else np.ones(A.size)
+        f_new, g_new, accepted = _line_search(fun, theta, f, A, d, gd, t)
+        status[A[~accepted]] = 3
         if not np.any(accepted):
             continue
         acc = A[accepted]
         s = t[accepted, None] * d[accepted]
-        yv = g_new[accepted] - g[acc]
-        sy = np.sum(s * yv, axis=1)
-        yy = np.sum(yv * yv, axis=1)
-        ss = np.sum(s * s, axis=1)
-        good = sy > CURVATURE_EPS * np.sqrt(ss * yy)
-        slot = it % history
-        S[acc, slot] = s
-        Yh[acc, slot] = yv
-        rho[acc, slot] = np.where(good, 1.0 / np.where(good, sy, 1.0), 0.0)
-        gamma[acc] = np.where(good, sy / np.where(good, yy, 1.0), gamma[acc])
+        memory.store(acc, it, s, g_new[accepted] - g[acc])
         f_old = f[acc]
         theta[acc] = theta[acc] + s
         f[acc] = f_new[accepted]
@@ -143,3 +96,79 @@ def batched_lbfgs(
         status[acc[~small_grad & stalled]] = 2
     status[status == 0] = 4
     return theta, n_iter, status
+
+
+class _Memory:
+    """The curvature pairs of every model: the newest ``history`` steps ``s`` and gradient changes ``y`` (in
+    a ring, slot ``it % history``), their weights ``rho = 1 / s'y`` (0: skipped) and ``gamma = s'y / y'y``."""
+
+    def __init__(self, M: int, history: int, p: int) -> None:
+        self.history = history
+        self.S = np.zeros((M, history, p))
+        self.Yh = np.zeros((M, history, p))
+        self.rho = np.zeros((M, history))
+        self.gamma = np.ones(M)
+
+    def direction(self, gA: np.ndarray, A: np.ndarray, it: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(d, g'd)`` of the models ``A``: the two-loop recursion's ``-H g``, or ``-g`` where that is not
+        a descent direction."""
+        S, Yh, rho, history = self.S, self.Yh, self.rho, self.history
+        q = gA.copy()
+        stored = min(it, history)
+        alphas = np.zeros((A.size, stored))
+        for j in range(stored):  # newest -> oldest
+            slot = (it - 1 - j) % history
+            a = rho[A, slot] * np.sum(S[A, slot] * q, axis=1)
+            alphas[:, j] = a
+            q -= a[:, None] * Yh[A, slot]
+        r = self.gamma[A][:, None] * q
+        for j in reversed(range(stored)):  # oldest -> newest
+            slot = (it - 1 - j) % history
+            b = rho[A, slot] * np.sum(Yh[A, slot] * r, axis=1)
+            r += (alphas[:, j] - b)[:, None] * S[A, slot]
+        d = -r
+        gd = np.sum(gA * d, axis=1)
+        uphill = ~(gd < 0)
+        if np.any(uphill):
+            d[uphill] = -gA[uphill]
+            gd[uphill] = -np.sum(gA[uphill] * gA[uphill], axis=1)
+        return d, gd
+
+    def store(self, acc: np.ndarray, it: int, s: np.ndarray, yv: np.ndarray) -> None:
+        """Keep the pair ``(s, y)`` of the models ``acc`` at iteration ``it`` (weight 0 without curvature)."""
+        sy = np.sum(s * yv, axis=1)
+        yy = np.sum(yv * yv, axis=1)
+        ss = np.sum(s * s, axis=1)
+        good = sy > CURVATURE_EPS * np.sqrt(ss * yy)
+        slot = it % self.history
+        self.S[acc, slot] = s
+        self.Yh[acc, slot] = yv
+        self.rho[acc, slot] = np.where(good, 1.0 / np.where(good, sy, 1.0), 0.0)
+        self.gamma[acc] = np.where(good, sy / np.where(good, yy, 1.0), self.gamma[acc])
+
+
+def _line_search(
+    fun: Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]],
+    theta: np.ndarray,
+    f: np.ndarray,
+    A: np.ndarray,
+    d: np.ndarray,
+    gd: np.ndarray,
+    t: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Backtracking from the steps ``t`` (halved in place until Armijo's condition holds) for the models
+    ``A``: ``(f, g, accepted)`` at the accepted points."""
+    f_new = np.empty(A.size)
+    g_new = np.empty((A.size, theta.shape[1]))
+    searching = np.ones(A.size, dtype=bool)
+    for _ in range(MAX_LINE_SEARCH):
+        idx = np.flatnonzero(searching)
+        if idx.size == 0:
+            break
+        f_try, g_try = fun(theta[A[idx]] + t[idx, None] * d[idx], A[idx])
+        ok = f_try <= f[A[idx]] + ARMIJO * t[idx] * gd[idx]
+        f_new[idx[ok]] = f_try[ok]
+        g_new[idx[ok]] = g_try[ok]
+        searching[idx[ok]] = False
+        t[idx[~ok]] *= 0.5
+    return f_new, g_new, ~searching

@@ -27,7 +27,8 @@ clipping them took 57 ms of CPU per step against 10 ms for the factorised form (
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -262,84 +263,119 @@ def train_stack(
     StackResult
     """
     torch = _import_torch()
-    from torch.func import grad, vmap
-
-    M = len(Xs)
-    d, n_classes = Xs[0].shape[1], Ys[0].shape[1]
-    sizes = [int(x.shape[0]) for x in Xs]
-    n_max = max(sizes)
-    bs = int(settings.batch_size)
-    base = [(settings.dataset_size or n) if settings.private else n for n in sizes]
-    per_epoch = [math.ceil(n / bs) for n in base]
-    rates = [min(1.0, bs / n) if settings.private else None for n in base]
-    steps = [settings.epochs * k for k in per_epoch]
-    expected = [r * n if r is not None else float(min(bs, n)) for r, n in zip(rates, base, strict=True)]
-    dims = [d, *settings.hidden, n_classes]
-
-    previous_threads = torch.get_num_threads()
-    deterministic = torch.are_deterministic_algorithms_enabled()
-    try:
-        if settings.n_threads is not None:
-            torch.set_num_threads(int(settings.n_threads))
-        torch.use_deterministic_algorithms(True)
-        gens = [torch.Generator().manual_seed(int(s)) for s in seeds]
-        noise_rngs = [
-            noise_generator(ns, stream=(int(s),))
-            for ns, s in zip(noise_seeds or [None] * M, seeds, strict=True)
-        ]
-        per_model = [_init_params(torch, dims, g) for g in gens]
-        schedules = [
-            _schedule(torch, g, nr, n, k, settings, r)
-            for g, nr, n, k, r in zip(gens, noise_rngs, sizes, steps, rates, strict=True)
-        ]
-        params = [torch.stack([p[j] for p in per_model]) for j in range(len(per_model[0]))]
-        shapes = [tuple(p.shape[1:]) for p in params]
-        numels = [math.prod(sh) for sh in shapes]
-        X_pad = torch.zeros((M, n_max, d))
-        Y_pad = torch.zeros((M, n_max, n_classes))
-        for m in range(M):
-            X_pad[m, : sizes[m]] = torch.from_numpy(np.asarray(Xs[m], dtype=np.float32))
-            Y_pad[m, : sizes[m]] = torch.from_numpy(np.asarray(Ys[m], dtype=np.float32))
-        model_index = torch.arange(M)[:, None]
-        exp_bs = torch.tensor(expected, dtype=torch.float32)
-        lr, wd = float(settings.learning_rate), float(settings.weight_decay)
-        clip = None if settings.max_grad_norm is None else float(settings.max_grad_norm)
-        sd = float(settings.noise_multiplier or 0.0) * (clip or 0.0)
-        batch_grad = vmap(grad(_batch_loss), in_dims=(0, 0, 0, 0))
-        total = max(steps)
+    plan = _Plan(Xs, Ys, settings)
+    with _deterministic(torch, settings.n_threads):
+        stack = _Stack(torch, Xs, Ys, seeds, noise_seeds, plan)
+        total = max(plan.steps)
         if progress is not None:
             progress(0, total)
         for t in range(total):
-            active = [t < k for k in steps]
-            idx, mask = _batches(torch, schedules, t)
-            xb, yb = X_pad[model_index, idx], Y_pad[model_index, idx]
-            if settings.private:
-                sums, _ = clipped_gradient_sum(params, xb, yb, mask, max_grad_norm=clip)
-                noise = torch.zeros((M, sum(numels)))
-                if sd > 0:
-                    for m in range(M):
-                        if active[m]:
-                            draw = noise_rngs[m].standard_normal(sum(numels)) * sd
-                            noise[m] = torch.from_numpy(draw.astype(np.float32))
-                parts = torch.split(noise, numels, dim=1)
-                step = [
-                    (sums[j] + parts[j].reshape((M, *shapes[j])))
-                    / exp_bs.reshape((-1,) + (1,) * len(shapes[j]))
-                    for j in range(len(params))
-                ]
-            else:
-                step = list(batch_grad(tuple(params), xb, yb, mask))
-            everyone = all(active)
-            on = torch.tensor(active)
-            for j, p in enumerate(params):
-                moved = p - lr * (step[j] + wd * p)
-                params[j] = (
-                    moved if everyone else torch.where(on.reshape((-1,) + (1,) * len(shapes[j])), moved, p)
-                )
+            stack.step(t)
             if progress is not None:
                 progress(t + 1, total)
+    out = [[p[m].detach().numpy().copy() for p in stack.params] for m in range(len(Xs))]
+    return StackResult(
+        params=out, steps=plan.steps, sample_rate=plan.rates, expected_batch_size=plan.expected
+    )
+
+
+@contextmanager
+def _deterministic(torch: Any, n_threads: int | None) -> Iterator[None]:
+    """Deterministic algorithms and ``n_threads`` threads (if given) inside; torch's settings restored."""
+    previous_threads = torch.get_num_threads()
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    try:
+        if n_threads is not None:
+            torch.set_num_threads(int(n_threads))
+        torch.use_deterministic_algorithms(True)
+        yield
     finally:
         torch.use_deterministic_algorithms(deterministic)
         torch.set_num_threads(previous_threads)
-    out = [[p[m].detach().numpy().copy() for p in params] for m in range(M)]
-    return StackResult(params=out, steps=steps, sample_rate=rates, expected_batch_size=expected)
+
+
+class _Plan:
+    """What each model of a stack runs: its rows, sampling rate (DP-SGD), steps and expected batch size,
+    and the layer sizes of the networks."""
+
+    def __init__(self, Xs: list[np.ndarray], Ys: list[np.ndarray], settings: TrainSettings) -> None:
+        self.settings = settings
+        self.sizes = [int(x.shape[0]) for x in Xs]
+        bs = int(settings.batch_size)
+        base = [(settings.dataset_size or n) if settings.private else n for n in self.sizes]
+        self.rates = [min(1.0, bs / n) if settings.private else None for n in base]
+        self.steps = [settings.epochs * math.ceil(n / bs) for n in base]
+        self.expected = [
+            r * n if r is not None else float(min(bs, n)) for r, n in zip(self.rates, base, strict=True)
+        ]
+        self.dims = [Xs[0].shape[1], *settings.hidden, Ys[0].shape[1]]
+
+
+class _Stack:
+    """The stacked parameters ``(M, *shape)`` of the models, their padded data and their random streams;
+    :meth:`step` takes one (DP-)SGD step of every model that has one."""
+
+    def __init__(self, torch: Any, Xs, Ys, seeds, noise_seeds, plan: _Plan) -> None:
+        from torch.func import grad, vmap
+
+        M, sizes, settings = len(Xs), plan.sizes, plan.settings
+        self.torch, self.plan, self.settings = torch, plan, settings
+        gens = [torch.Generator().manual_seed(int(s)) for s in seeds]
+        self.noise_rngs = [
+            noise_generator(ns, stream=(int(s),))
+            for ns, s in zip(noise_seeds or [None] * M, seeds, strict=True)
+        ]
+        per_model = [_init_params(torch, plan.dims, g) for g in gens]
+        self.schedules = [
+            _schedule(torch, g, nr, n, k, settings, r)
+            for g, nr, n, k, r in zip(gens, self.noise_rngs, sizes, plan.steps, plan.rates, strict=True)
+        ]
+        self.params = [torch.stack([p[j] for p in per_model]) for j in range(len(per_model[0]))]
+        self.shapes = [tuple(p.shape[1:]) for p in self.params]
+        self.numels = [math.prod(sh) for sh in self.shapes]
+        d, n_classes = plan.dims[0], plan.dims[-1]
+        self.X_pad = torch.zeros((M, max(sizes), d))
+        self.Y_pad = torch.zeros((M, max(sizes), n_classes))
+        for m in range(M):
+            self.X_pad[m, : sizes[m]] = torch.from_numpy(np.asarray(Xs[m], dtype=np.float32))
+            self.Y_pad[m, : sizes[m]] = torch.from_numpy(np.asarray(Ys[m], dtype=np.float32))
+        self.model_index = torch.arange(M)[:, None]
+        self.exp_bs = torch.tensor(plan.expected, dtype=torch.float32)
+        self.clip = None if settings.max_grad_norm is None else float(settings.max_grad_norm)
+        self.sd = float(settings.noise_multiplier or 0.0) * (self.clip or 0.0)
+        self.batch_grad = vmap(grad(_batch_loss), in_dims=(0, 0, 0, 0))
+
+    def step(self, t: int) -> None:
+        """Step ``t`` of every model with more than ``t`` steps (the others keep their parameters)."""
+        torch, params, shapes = self.torch, self.params, self.shapes
+        active = [t < k for k in self.plan.steps]
+        idx, mask = _batches(torch, self.schedules, t)
+        xb, yb = self.X_pad[self.model_index, idx], self.Y_pad[self.model_index, idx]
+        if self.settings.private:
+            step = self._private_step(xb, yb, mask, active)
+        else:
+            step = list(self.batch_grad(tuple(params), xb, yb, mask))
+        lr, wd = float(self.settings.learning_rate), float(self.settings.weight_decay)
+        everyone = all(active)
+        on = torch.tensor(active)
+        for j, p in enumerate(params):
+            moved = p - lr * (step[j] + wd * p)
+            params[j] = (
+                moved if everyone else torch.where(on.reshape((-1,) + (1,) * len(shapes[j])), moved, p)
+            )
+
+    def _private_step(self, xb, yb, mask, active: list[bool]) -> list:
+        """DP-SGD's noisy clipped gradient: the clipped sum plus each active model's noise, over ``q n``."""
+        torch, M, shapes, numels = self.torch, len(active), self.shapes, self.numels
+        sums, _ = clipped_gradient_sum(self.params, xb, yb, mask, max_grad_norm=self.clip)
+        noise = torch.zeros((M, sum(numels)))
+        if self.sd > 0:
+            for m in range(M):
+                if active[m]:
+                    draw = self.noise_rngs[m].standard_normal(sum(numels)) * self.sd
+                    noise[m] = torch.from_numpy(draw.astype(np.float32))
+        parts = torch.split(noise, numels, dim=1)
+        return [
+            (sums[j] + parts[j].reshape((M, *shapes[j]))) / self.exp_bs.reshape((-1,) + (1,) * len(shapes[j]))
+            for j in range(len(self.params))
+        ]

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import clone
 
+from mipkit._defaults import DEFAULT_FPRS
 from mipkit._random import OS_ENTROPY, noise_source
 from mipkit._validation import MipkitValueError, check_choice, check_delta, check_positive, check_positive_int
 from mipkit.accounting.mechanisms import dpsgd_schedule
@@ -36,12 +37,10 @@ from mipkit.game.trainers import register_trainer
 from mipkit.trainers._params import store_params
 from mipkit.trainers.torch_mlp import TorchMLPClassifier
 
-__all__ = ["DEFAULT_CERTIFY_FPRS", "NEIGHBOURS", "DPSGDCertificate", "DPSGDClassifier", "dpsgd_record"]
+__all__ = ["NEIGHBOURS", "DPSGDCertificate", "DPSGDClassifier", "dpsgd_record"]
 
 #: The neighbouring relations a certificate can be stated for (module docstring).
 NEIGHBOURS: tuple[str, ...] = ("replace_one", "add_remove")
-#: FPRs at which the certificate states the largest TPR (the audit's defaults).
-DEFAULT_CERTIFY_FPRS: tuple[float, ...] = (0.001, 0.01, 0.1)
 
 _PREMISE = {
     "replace_one": (
@@ -174,7 +173,7 @@ class DPSGDCertificate:
     certified: dict
     calibration: dict | None = None
     grid: float | None = None
-    fprs: tuple[float, ...] = field(default=DEFAULT_CERTIFY_FPRS)
+    fprs: tuple[float, ...] = field(default=DEFAULT_FPRS)
     noise_source: str = OS_ENTROPY
 
     exact = True
@@ -312,7 +311,7 @@ class DPSGDClassifier(TorchMLPClassifier):
         delta: float = 1e-5,
         neighbours: str = "replace_one",
         max_grad_norm: float = 1.0,
-        certify_fprs=DEFAULT_CERTIFY_FPRS,
+        certify_fprs=DEFAULT_FPRS,
         dataset_size: int | None = None,
         epochs: int = 5,
         learning_rate: float = 0.5,

@@ -16,7 +16,7 @@ import numpy as np
 from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
-from mipkit._random import check_noise_seed
+from mipkit._random import check_noise_seed, spawn_seed
 from mipkit._validation import MipkitValueError, check_positive, check_positive_int
 from mipkit.trainers._params import store_params
 from mipkit.trainers.logistic import StackedFit, _check_X
@@ -145,10 +145,8 @@ class TorchMLPClassifier(StackedFit, ClassifierMixin, BaseEstimator):
 
     @staticmethod
     def _seed(seed) -> int:
-        if seed is None:
-            return int(np.random.default_rng().integers(0, 2**31 - 1))
-        if isinstance(seed, np.random.Generator):
-            return int(seed.integers(0, 2**31 - 1))
+        if seed is None or isinstance(seed, np.random.Generator):
+            return spawn_seed(seed)
         return int(seed)
 
     def _fit_stack(
