@@ -32,7 +32,7 @@ API_PACKAGES = (
     "mipkit.engine",
     "mipkit.defences",
     "mipkit.trainers",
-    "mipkit.synthesize",
+    "mipkit.synthesizers",
     "mipkit.data",
 )
 

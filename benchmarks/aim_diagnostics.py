@@ -37,11 +37,11 @@ def planted_table(n: int = 3000, seed: int = 0) -> pd.DataFrame:
 
 
 def sampling_check() -> dict:
-    from mipkit.synthesize.peers_mbi import AIMSynthesizer
+    from mipkit.synthesizers.peers_mbi import AIMSynthesizer
 
     df = planted_table()
     m = AIMSynthesizer(epsilon=50.0, max_rounds=12, iters=300, round_iters=50, random_state=0).fit(df)
-    # mbi's attributes are column positions (mipkit.synthesize.peers_mbi)
+    # mbi's attributes are column positions (mipkit.synthesizers.peers_mbi)
     sampled = m._mbi.Dataset(m.disc_.encode_positions(m.sample(200_000)), m.model_.domain)
     l1 = {}
     for cl in itertools.combinations(m.disc_.attributes, 2):
@@ -52,8 +52,8 @@ def sampling_check() -> dict:
 
 
 def budget_check() -> dict:
-    from mipkit.synthesize.peers_mbi import AIMSynthesizer, MSTSynthesizer
-    from mipkit.synthesize.quality import utility_auc
+    from mipkit.synthesizers.peers_mbi import AIMSynthesizer, MSTSynthesizer
+    from mipkit.synthesizers.quality import utility_auc
 
     train, test = load_bankchurners()
     target, positive = BANKCHURNERS["target"], BANKCHURNERS["positive"]

@@ -31,7 +31,7 @@ def main() -> None:
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
     from mipkit.report.results import write_json_atomic
-    from mipkit.synthesize import peers_mbi
+    from mipkit.synthesizers import peers_mbi
 
     if args.keep:
         peers_mbi.MAP_SHARE = 2.0  # above any count: JAX keeps every program

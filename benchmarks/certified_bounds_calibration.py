@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 
 from mipkit.stats import clopper_pearson
-from mipkit.synthesize.audit_bounds import certified_roc_excess
-from mipkit.synthesize.certificate import certificate_curve, certificate_from_dp
+from mipkit.synthesizers.audit_bounds import certified_roc_excess
+from mipkit.synthesizers.certificate import certificate_curve, certificate_from_dp
 
 RESULTS = Path(__file__).resolve().parent / "results"
 

@@ -145,10 +145,10 @@ def run_smartnoise(
 
 
 def evaluate(ds: dict, method: str, epsilon: float | None, args, train, test, real_auc: float) -> dict:
-    from mipkit.synthesize.audit_bounds import certified_audit_bounds
-    from mipkit.synthesize.certificate import certificate_from_dp
-    from mipkit.synthesize.preprocess import infer_domain
-    from mipkit.synthesize.quality import fidelity, mode_collapse_share, utility_auc
+    from mipkit.synthesizers.audit_bounds import certified_audit_bounds
+    from mipkit.synthesizers.certificate import certificate_from_dp
+    from mipkit.synthesizers.preprocess import infer_domain
+    from mipkit.synthesizers.quality import fidelity, mode_collapse_share, utility_auc
     from mipkit.workflows.audit_synthetic import AuditSyntheticConfig, SyntheticRelease, audit_synthetic
     from mipkit.workflows.synthesize import PrivateTable, SynthesizeConfig, synthesize
 
@@ -249,7 +249,7 @@ def markdown(rows: list[dict]) -> str:
     )
     lines = [head, "|" + " --- |" * 13]
 
-    from mipkit.synthesize.quality import ONE_CLASS
+    from mipkit.synthesizers.quality import ONE_CLASS
 
     def f(x, nd=3):
         return "n/a" if x is None else f"{x:.{nd}f}"
@@ -298,7 +298,7 @@ def main(ds: dict = ADULT, argv: list[str] | None = None) -> None:
     n = args.rows or (4000 if args.quick else None)
     if n is not None and n < len(train):
         train = train.sample(n, random_state=args.seed).reset_index(drop=True)
-    from mipkit.synthesize.quality import utility_auc
+    from mipkit.synthesizers.quality import utility_auc
 
     real_auc = utility_auc(train, test, target=ds["target"], positive=ds["positive"], seed=args.seed)
     print(f"{ds['name']}: train {len(train)}, test {len(test)}, real AUC {real_auc:.3f}", flush=True)

@@ -20,7 +20,7 @@ import json
 import sys
 from pathlib import Path
 
-from mipkit.synthesize.quality import ONE_CLASS
+from mipkit.synthesizers.quality import ONE_CLASS
 from synthesizers_adult import RESULTS, _violations
 
 HEAD = (

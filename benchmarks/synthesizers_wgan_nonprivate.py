@@ -15,8 +15,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from mipkit.synthesize import DPWGANGP  # noqa: E402
-from mipkit.synthesize.quality import fidelity, mode_collapse_share, utility_auc  # noqa: E402
+from mipkit.synthesizers import DPWGANGP  # noqa: E402
+from mipkit.synthesizers.quality import fidelity, mode_collapse_share, utility_auc  # noqa: E402
 from synthesizers_adult import load_adult  # noqa: E402
 from synthesizers_bankchurners import load_bankchurners  # noqa: E402
 

@@ -14,7 +14,7 @@ import pandas as pd
 import mipkit.workflows.synthesize as wf
 from mipkit.cli import main
 from mipkit.data.csv_out import neutralise_formulas, to_safe_csv
-from mipkit.synthesize.certificate import uncertified
+from mipkit.synthesizers.certificate import uncertified
 
 FORMULA = '=HYPERLINK("http://x")'
 

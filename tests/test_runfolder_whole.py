@@ -23,8 +23,8 @@ from mipkit._validation import MipkitValueError
 from mipkit.cli import main
 from mipkit.engine.ledger import Ledger
 from mipkit.report import read_results
-from mipkit.synthesize.certificate import certificate_from_dp
-from mipkit.synthesize.checkpoint import load_checkpoint, save_checkpoint
+from mipkit.synthesizers.certificate import certificate_from_dp
+from mipkit.synthesizers.checkpoint import load_checkpoint, save_checkpoint
 
 
 def _digest(folder: Path) -> dict[str, str]:

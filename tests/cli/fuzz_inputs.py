@@ -50,7 +50,7 @@ HEAVY = (
     "mipkit.mechanisms.mip_noise.MIPNoise.fit",  # protect
     "mipkit.workflows.audit_noise.run.fit_on_halves",  # audit-noise: its first fit, after the checks
     "mipkit.trainers.dpsgd.DPSGDClassifier._fit_stack",  # train-private, audit-one-run
-    "mipkit.synthesize.peers.make_synthesizer",  # synthesize
+    "mipkit.synthesizers.peers.make_synthesizer",  # synthesize
     "mipkit.workflows.demo.run_demo",
 )
 
@@ -97,7 +97,7 @@ def write_inputs(root: Path) -> None:
     from sklearn.linear_model import LogisticRegression
 
     from mipkit.game.model_files import save_model_file
-    from mipkit.synthesize.certificate import certificate_from_dp
+    from mipkit.synthesizers.certificate import certificate_from_dp
 
     rng = np.random.default_rng(0)
     n = 60

@@ -18,7 +18,7 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "mipkit"
 UPPER = ("workflows", "cli")
-LAZY_PACKAGES = ("mipkit.accounting", "mipkit.attacks", "mipkit.synthesize")
+LAZY_PACKAGES = ("mipkit.accounting", "mipkit.attacks", "mipkit.synthesizers")
 
 
 def hand_written_getattr(src: Path, skip: tuple[str, ...] = ()) -> list[str]:
@@ -56,11 +56,11 @@ def test_every_lazy_export_resolves_and_is_listed(package: str) -> None:
 
 def test_importing_synthesize_loads_none_of_its_modules() -> None:
     code = (
-        "import sys, mipkit.synthesize as s\n"
-        "loaded = sorted(m for m in sys.modules if m.startswith('mipkit.synthesize.'))\n"
+        "import sys, mipkit.synthesizers as s\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('mipkit.synthesizers.'))\n"
         "assert not loaded, loaded\n"
         "assert 'torch' not in sys.modules\n"
-        "assert s.DPWGANGP.__module__ == 'mipkit.synthesize.dpwgan'\n"
+        "assert s.DPWGANGP.__module__ == 'mipkit.synthesizers.dpwgan'\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

@@ -22,7 +22,7 @@ from mipkit.accounting.heterogeneous import (
     heterogeneous_curve,
     heterogeneous_pld,
 )
-from mipkit.synthesize.plan import Schedule, plan_run, schedule_weights
+from mipkit.synthesizers.plan import Schedule, plan_run, schedule_weights
 
 REL = privacy_accountant.NeighboringRelation
 
@@ -111,7 +111,7 @@ def test_eta_target_is_met_for_replace_one():
 @pytest.mark.torch
 def test_tiny_run_certificate_composes_the_steps_that_ran():
     pytest.importorskip("torch")
-    from mipkit.synthesize.dpwgan import DPWGANGP
+    from mipkit.synthesizers.dpwgan import DPWGANGP
 
     rng = np.random.default_rng(0)
     df = pd.DataFrame({"a": rng.normal(size=60), "b": rng.choice(["x", "y", "z"], size=60)})

@@ -8,7 +8,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from mipkit.synthesize.bounds import (  # noqa: E402
+from mipkit.synthesizers.bounds import (  # noqa: E402
     critic_bounds,
     interval_matvec,
     interval_mul,

@@ -112,7 +112,7 @@ def test_empty_or_all_missing_column(tmp_path, capsys, column):
 def test_missing_extra_names_it(table, domain, tmp_path, capsys, monkeypatch):
     import importlib
 
-    import mipkit.synthesize._torch as opt
+    import mipkit.synthesizers._torch as opt
 
     real = importlib.import_module
 
@@ -130,7 +130,7 @@ def test_missing_extra_names_it(table, domain, tmp_path, capsys, monkeypatch):
 
 
 def test_audit_synthetic_reads_the_certificate(tmp_path, capsys):
-    from mipkit.synthesize.certificate import certificate_from_dp
+    from mipkit.synthesizers.certificate import certificate_from_dp
 
     rng = np.random.default_rng(1)
 
@@ -154,7 +154,7 @@ def test_audit_synthetic_reads_the_certificate(tmp_path, capsys):
     assert row["certified_success"] > row["baseline_precision"]
     assert json.loads((out / "certified_bounds.json").read_text()) == certified
     # the certified ROC bound is the certificate's own curve, and the report draws and tabulates it
-    from mipkit.synthesize.certificate import SynthesisCertificate, certificate_curve
+    from mipkit.synthesizers.certificate import SynthesisCertificate, certificate_curve
 
     curve = certificate_curve(SynthesisCertificate.read(cert), "add_remove")
     pts = certified["dcr"]["curve"]

@@ -36,7 +36,7 @@ def _assert_nothing_copied(syn: pd.DataFrame) -> None:
 
 def test_stability_histogram_keeps_a_singleton_with_probability_at_most_delta():
     """The attack on one level: a record's own category is released with probability <= delta."""
-    from mipkit.synthesize.dpdomain import stable_levels
+    from mipkit.synthesizers.dpdomain import stable_levels
 
     rng = np.random.default_rng(0)
     s = pd.Series(["common"] * 400 + ["mine"])
@@ -48,7 +48,7 @@ def test_stability_histogram_keeps_a_singleton_with_probability_at_most_delta():
 
 
 def test_estimated_range_is_grid_points_not_the_records_extremes():
-    from mipkit.synthesize.dpdomain import estimate_domain, numeric_edges
+    from mipkit.synthesizers.dpdomain import estimate_domain, numeric_edges
 
     rng = np.random.default_rng(1)
     df = _leaky_table()
@@ -167,7 +167,7 @@ def test_patient_id_is_refused_and_dropped_on_request(tmp_path, capsys):
 
 
 def test_identifier_rules():
-    from mipkit.synthesize.tablecheck import find_identifiers
+    from mipkit.synthesizers.tablecheck import find_identifiers
 
     n = 40
     rng = np.random.default_rng(0)
@@ -222,7 +222,7 @@ def test_public_domain_does_not_read_missing_values_from_the_data(tmp_path, caps
 
 
 def test_types_come_back():
-    from mipkit.synthesize.tablecheck import restore_types
+    from mipkit.synthesizers.tablecheck import restore_types
 
     dtypes = {
         "n": np.dtype("int64"),

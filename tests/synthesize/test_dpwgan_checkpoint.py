@@ -9,7 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.torch
 
-from mipkit.synthesize.dpwgan import DPWGANGP  # noqa: E402
+from mipkit.synthesizers.dpwgan import DPWGANGP  # noqa: E402
 
 
 class Killed(Exception):

@@ -11,7 +11,7 @@ pytestmark = pytest.mark.torch
 
 
 def test_ctgan_fits_samples_reproducibly_and_certifies_nothing():
-    from mipkit.synthesize.peers import CTGANSynthesizer
+    from mipkit.synthesizers.peers import CTGANSynthesizer
 
     rng = np.random.default_rng(0)
     df = pd.DataFrame(

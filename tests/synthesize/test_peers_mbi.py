@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from mipkit.synthesize.peers_mbi import cdp_delta, cdp_rho
+from mipkit.synthesizers.peers_mbi import cdp_delta, cdp_rho
 
 mbi = pytest.importorskip("mbi", reason="the synth extra (mbi) is not installed")
 
@@ -40,7 +40,7 @@ class Killed(Exception):
 
 
 def _aim(**kw):
-    from mipkit.synthesize.peers_mbi import AIMSynthesizer
+    from mipkit.synthesizers.peers_mbi import AIMSynthesizer
 
     base = {"epsilon": 5.0, "max_rounds": 6, "iters": 50, "round_iters": 20, "random_state": 2}
     base["noise_seed"] = 4
@@ -48,7 +48,7 @@ def _aim(**kw):
 
 
 def test_aim_and_mst_keep_a_planted_dependency_and_certify_their_epsilon():
-    from mipkit.synthesize.peers_mbi import MSTSynthesizer
+    from mipkit.synthesizers.peers_mbi import MSTSynthesizer
 
     df = _table()
     for synth in (_aim(), MSTSynthesizer(epsilon=5.0, iters=100, random_state=0)):
@@ -91,7 +91,7 @@ def test_aim_drops_compiled_programs_when_they_hold_many_memory_maps(monkeypatch
     run dies at the kernel's map limit (a segmentation fault at epsilon 3 on BankChurners)."""
     import jax
 
-    from mipkit.synthesize import peers_mbi
+    from mipkit.synthesizers import peers_mbi
 
     maps = peers_mbi.memory_maps()
     if maps is None:
@@ -111,7 +111,7 @@ import hashlib, json, warnings
 warnings.simplefilter("ignore")
 import numpy as np, pandas as pd
 from mbi.junction_tree import make_junction_tree
-from mipkit.synthesize.peers_mbi import AIMSynthesizer
+from mipkit.synthesizers.peers_mbi import AIMSynthesizer
 rng = np.random.default_rng(0)
 n = 600
 def noisy(x):
@@ -155,7 +155,7 @@ def test_aim_gives_the_same_table_in_every_process():
 def test_mst_reports_its_optimisation_steps_as_they_finish():
     """MST's progress counts the mirror-descent steps of both fits (not one step at the end), so a bar
     can show an ETA; every report is a step further and the last is the total."""
-    from mipkit.synthesize.peers_mbi import MSTSynthesizer
+    from mipkit.synthesizers.peers_mbi import MSTSynthesizer
 
     calls: list[tuple[int, int]] = []
     MSTSynthesizer(epsilon=5.0, iters=200, random_state=0, progress=lambda d, t: calls.append((d, t))).fit(

@@ -13,7 +13,7 @@ import pytest
 
 from mipkit._validation import MipkitValueError
 from mipkit.cli import main
-from mipkit.synthesize.quality_report import quality_report
+from mipkit.synthesizers.quality_report import quality_report
 
 
 def _table(n: int = 600, seed: int = 0) -> pd.DataFrame:

@@ -17,7 +17,7 @@ import pytest
 
 from mipkit._random import OS_ENTROPY, SEEDED
 from mipkit.cli import main
-from mipkit.synthesize.certificate import SEEDED_NOTE
+from mipkit.synthesizers.certificate import SEEDED_NOTE
 from mipkit.workflows.synthesize import PrivateTable, SynthesizeConfig, synthesize
 
 FAST = {
@@ -71,7 +71,7 @@ def test_a_resumed_fit_continues_the_secret_noise_stream(tmp_path):
     """Without a noise seed, the checkpoint holds the noise generator's state: two resumptions of one
     checkpoint end with the same networks (the noise after the kill is the saved stream's)."""
     torch = pytest.importorskip("torch")
-    from mipkit.synthesize.dpwgan import DPWGANGP
+    from mipkit.synthesizers.dpwgan import DPWGANGP
 
     class Killed(Exception):
         pass

@@ -9,15 +9,15 @@ import pandas as pd
 import pytest
 
 from mipkit.accounting import ApproxDP, tradeoff_curve
-from mipkit.synthesize.audit_bounds import certified_audit_bounds, certified_roc_excess
-from mipkit.synthesize.certificate import (
+from mipkit.synthesizers.audit_bounds import certified_audit_bounds, certified_roc_excess
+from mipkit.synthesizers.certificate import (
     SynthesisCertificate,
     certificate_curve,
     certificate_from_dp,
     uncertified,
 )
-from mipkit.synthesize.preprocess import TabularEncoder, infer_domain
-from mipkit.synthesize.quality import fidelity, mode_collapse_share, utility_auc
+from mipkit.synthesizers.preprocess import TabularEncoder, infer_domain
+from mipkit.synthesizers.quality import fidelity, mode_collapse_share, utility_auc
 
 
 def _table(n=200, seed=0):
@@ -73,8 +73,8 @@ def test_domain_refuses_bad_tables(bad, match):
 
 
 def test_step_noise_centres_and_scales():
-    from mipkit.synthesize.bounds import CriticBounds
-    from mipkit.synthesize.noise import MARGIN, step_noise
+    from mipkit.synthesizers.bounds import CriticBounds
+    from mipkit.synthesizers.noise import MARGIN, step_noise
 
     b = CriticBounds(
         d_lo=[np.array([98.0, -50.0])],

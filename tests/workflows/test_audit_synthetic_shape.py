@@ -14,7 +14,7 @@ import pytest
 from mipkit import MipkitValueError
 from mipkit.cli import main
 from mipkit.report.results import read_results
-from mipkit.synthesize.certificate import certificate_from_dp
+from mipkit.synthesizers.certificate import certificate_from_dp
 from mipkit.workflows.audit_synthetic import (
     AuditSyntheticConfig,
     AuditSyntheticResult,

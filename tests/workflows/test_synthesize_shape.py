@@ -16,7 +16,7 @@ import pytest
 from mipkit import MipkitValueError
 from mipkit.accounting import EtaTarget
 from mipkit.cli import main
-from mipkit.synthesize.certificate import certificate_from_dp
+from mipkit.synthesizers.certificate import certificate_from_dp
 from mipkit.workflows.synthesize import PrivateTable, SynthesizeConfig, SynthesizeResult, synthesize
 
 PARTS = ("Released:", "Headline risk:", "What it means:", "Premise:")
@@ -48,7 +48,7 @@ class _StandIn:
 
 @pytest.fixture()
 def stand_in(monkeypatch):
-    import mipkit.synthesize.peers as peers
+    import mipkit.synthesizers.peers as peers
 
     def make(method, *, epsilon=None, **kwargs):
         if kwargs.pop("unknown_option", None) is not None:

@@ -91,7 +91,7 @@ def heterogeneous_pld(
     record : HeterogeneousSubsampledGaussian
     neighbours : {"add_remove", "replace_one"}, optional
         Relation to account for (default: the record's). The ratios are in units of the sensitivity of
-        the record's relation; the centred release of :mod:`mipkit.synthesize` has the same ratio under
+        the record's relation; the centred release of :mod:`mipkit.synthesizers` has the same ratio under
         both relations (docs/synthesize.md).
     value_discretization_interval : float
         PLD grid.

@@ -92,7 +92,7 @@ def _print_human(result: AuditSyntheticResult, run_dir: Path, report: bool) -> N
     else:
         console.print(f"Report: not written (--no-report); `mipkit report {run_dir}` writes it.")
     if result.certified is not None:
-        from mipkit.synthesize.audit_bounds import certified_lines
+        from mipkit.synthesizers.audit_bounds import certified_lines
 
         for line in certified_lines(result.certified):
             typer.echo(f"- {line}")
@@ -168,7 +168,7 @@ def _certificate(path: str | None) -> Any:
     """The synthesizer's certificate, read and checked whole (None without ``--certificate``)."""
     if not path:
         return None
-    from mipkit.synthesize.certificate import SynthesisCertificate
+    from mipkit.synthesizers.certificate import SynthesisCertificate
 
     return SynthesisCertificate.read(path)
 

@@ -382,6 +382,17 @@ class InferenceResult:
         return out
 
 
+def _control_risk(attack_ok: np.ndarray, control_ok: np.ndarray, confidence: float) -> dict:
+    """Anonymeter's control-set risk of the first attack: its success on training and on control targets."""
+    a_prop = Proportion(int(attack_ok.sum()), int(attack_ok.size), "wilson")
+    c_prop = Proportion(int(control_ok.sum()), int(control_ok.size), "wilson")
+    return {
+        "attack_success": a_prop.to_dict(confidence),
+        "control_success": c_prop.to_dict(confidence),
+        "risk": anonymeter_risk(a_prop, c_prop, confidence),
+    }
+
+
 def measure_inference(
     guesses: InferenceGuesses,
     *,
@@ -396,23 +407,16 @@ def measure_inference(
     within ``guesses.tolerance``, the most frequent value only where exact (``constant_guess="exact"``, the
     default and Francis & Wagner's scoring; ``"tolerance"`` scores it like the other guesses). Each attack
     ``a`` is paired with the baseline of the same name (the same analysis on the original without the
-    targets), else with ``"most_frequent"``; its precision
-    improvement ``PI_a`` gets a paired bootstrap interval over the targets (``n_bootstrap`` replicates,
-    :func:`pi_bootstrap`). The headline (``primary``) is the pair with the largest finite ``PI_a``; its
+    targets), else with ``"most_frequent"``; its precision improvement ``PI_a`` gets a paired bootstrap
+    interval over the targets (``n_bootstrap`` replicates, :func:`pi_bootstrap`). The headline (``primary``) is the pair with the largest finite ``PI_a``; its
     precision-coverage curve is compared, target for target, with its own baseline (Francis & Wagner
     Sec. 4.3; ``docs/theory.md`` section 4). With control guesses (of the first attack), anonymeter's
     control-set risk is added.
     """
 
     def right(analysis: str, g: np.ndarray, truth: np.ndarray) -> np.ndarray:
-        return analysis_correct(
-            analysis,
-            g,
-            truth,
-            numeric=guesses.numeric,
-            tolerance=guesses.tolerance,
-            constant_guess=constant_guess,
-        )
+        num, tol = guesses.numeric, guesses.tolerance
+        return analysis_correct(analysis, g, truth, numeric=num, tolerance=tol, constant_guess=constant_guess)
 
     n_t = len(guesses.truth)
     rng = check_random_state(random_state)
@@ -435,17 +439,11 @@ def measure_inference(
     curve = baseline_at_attack_coverage(
         atk_correct[primary], atk_conf[primary], {pairs[primary]: base_correct[pairs[primary]]}
     )
-    ctl = None
     first = next(iter(guesses.attacks))
+    ctl = None
     if guesses.control_guesses is not None:
         c_ok = right(first, guesses.control_guesses, guesses.control_truth)
-        a_prop = Proportion(int(atk_correct[first].sum()), n_t, "wilson")
-        c_prop = Proportion(int(c_ok.sum()), int(c_ok.size), "wilson")
-        ctl = {
-            "attack_success": a_prop.to_dict(confidence),
-            "control_success": c_prop.to_dict(confidence),
-            "risk": anonymeter_risk(a_prop, c_prop, confidence),
-        }
+        ctl = _control_risk(atk_correct[first], c_ok, confidence)
     per_target = pd.DataFrame(
         {
             "row": guesses.rows,

@@ -1,6 +1,6 @@
 """The "Certified bounds" part of a synthetic-data audit report (``audit-synthetic --certificate``).
 
-Reads ``certified_bounds.json`` (written by :func:`mipkit.synthesize.audit_bounds.audit_with_certificate`)
+Reads ``certified_bounds.json`` (written by :func:`mipkit.synthesizers.audit_bounds.audit_with_certificate`)
 and tabulates each certified bound beside its measured value; the figures of
 :mod:`mipkit.report.synthetic_report` draw the same bounds over the measured curves.
 """

@@ -1,7 +1,7 @@
 """The utility section of a synthetic table (``quality`` block of ``mipkit synthesize`` and ``mipkit
 audit-synthetic --quality-target``): plain sentences, a terminal table's rows and ``quality.html``.
 
-Functions take the dict of :func:`mipkit.synthesize.quality_report.quality_report` and return text or write
+Functions take the dict of :func:`mipkit.synthesizers.quality_report.quality_report` and return text or write
 the page; they compute nothing.
 """
 

@@ -117,7 +117,7 @@ class AuditSyntheticConfig(VerbConfig):
     linkability_neighbors : int
         Nearest synthetic records per half that may link the two halves.
     quality_target : str, optional
-        A two-class column: adds the utility report (:func:`mipkit.synthesize.quality_report.quality_report`
+        A two-class column: adds the utility report (:func:`mipkit.synthesizers.quality_report.quality_report`
         tested on the holdout or control table) to the result (``quality``) and ``quality.html`` to the run
         folder. ``None`` (default): no utility report.
     """

@@ -11,7 +11,7 @@ from mipkit._validation import MipkitValueError
 if TYPE_CHECKING:  # pragma: no cover
     import pandas as pd
 
-    from mipkit.synthesize.certificate import SynthesisCertificate
+    from mipkit.synthesizers.certificate import SynthesisCertificate
 
 __all__ = ["SyntheticRelease"]
 
@@ -45,7 +45,7 @@ class SyntheticRelease:
     sources: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
-        from mipkit.synthesize.certificate import SynthesisCertificate
+        from mipkit.synthesizers.certificate import SynthesisCertificate
 
         if self.certificate is not None and not isinstance(self.certificate, SynthesisCertificate):
             raise MipkitValueError(

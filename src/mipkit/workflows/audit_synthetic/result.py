@@ -70,9 +70,9 @@ class AuditSyntheticResult:
         ``None``: the DCR part was not run).
     certified : dict or None
         The synthesizer certificate's bounds beside the measured risks
-        (:func:`mipkit.synthesize.audit_bounds.certified_audit_bounds`; ``None``: no certificate given).
+        (:func:`mipkit.synthesizers.audit_bounds.certified_audit_bounds`; ``None``: no certificate given).
     quality : dict or None
-        The utility report (:func:`mipkit.synthesize.quality_report.quality_report`; ``None``: not asked).
+        The utility report (:func:`mipkit.synthesizers.quality_report.quality_report`; ``None``: not asked).
     """
 
     inputs: dict

@@ -23,7 +23,7 @@ The unseen records ("non-members") are the ``holdout`` table when given, else th
 either, the privacy loss and the DCR attack are not computed (the DCR baseline protection, the exact copies
 against the training records' own twins and the attribute inference against the non-member baseline still
 are). With the synthesizer's certificate the result also holds its certified bounds beside the measured
-risks (:func:`mipkit.synthesize.audit_bounds.certified_audit_bounds`).
+risks (:func:`mipkit.synthesizers.audit_bounds.certified_audit_bounds`).
 
 The run folder (:meth:`AuditSyntheticResult.write`) holds ``results.json`` (kind ``"audit-synthetic"``),
 ``scores.parquet`` (one row per audited record: its set, row, DCR and attack score), ``inference.parquet``
@@ -190,11 +190,11 @@ def _with_extras(
     """The result with the certified bounds (a certificate given) and the utility report (asked for)."""
     extras: dict = {}
     if data.certificate is not None:
-        from mipkit.synthesize.audit_bounds import certified_audit_bounds
+        from mipkit.synthesizers.audit_bounds import certified_audit_bounds
 
         extras["certified"] = certified_audit_bounds(data.certificate, result)
     if config.quality_target is not None:
-        from mipkit.synthesize.quality_report import quality_report
+        from mipkit.synthesizers.quality_report import quality_report
 
         test, _ = data.nonmember
         extras["quality"] = quality_report(

@@ -1,7 +1,7 @@
 """The synthesize verb: make private synthetic data with a certificate of its privacy.
 
 ``synthesize(PrivateTable(table, domain), SynthesizeConfig(method="mst", epsilon=1.0))`` fits a synthesizer
-of :mod:`mipkit.synthesize` and returns a :class:`SynthesizeResult`: its ``summary()`` is the DPIA
+of :mod:`mipkit.synthesizers` and returns a :class:`SynthesizeResult`: its ``summary()`` is the DPIA
 paragraph, ``write(out)`` the folder with ``synthetic.csv`` and ``certificate.json`` (docs/synthesize.md).
 """
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mipkit._validation import MipkitValueError, check_choice, check_interval, check_positive_int
-from mipkit.synthesize.peers import METHODS
+from mipkit.synthesizers.peers import METHODS
 from mipkit.workflows._shape import VerbConfig
 
 __all__ = ["MAX_EPSILON", "SynthesizeConfig"]
@@ -34,7 +34,7 @@ class SynthesizeConfig(VerbConfig):
     Parameters
     ----------
     method : {"dpwgan-gp", "dpwgan-gp-scaled", "aim", "mst", "ctgan"}
-        The synthesizer (:mod:`mipkit.synthesize`; docs/synthesize.md). Default ``"mst"``.
+        The synthesizer (:mod:`mipkit.synthesizers`; docs/synthesize.md). Default ``"mst"``.
     epsilon : float, optional
         Privacy budget, in ``(0, 100]`` (with ``delta``); default 3 unless ``target``. Not with ``target``.
     delta : float
@@ -45,7 +45,7 @@ class SynthesizeConfig(VerbConfig):
         Synthetic records, ``>= 1`` (default: as many as the table has).
     domain_share : float, optional
         Share of ``epsilon`` and ``delta`` spent on estimating the column domain when the data give no
-        public one, in ``(0, 1)``; default :data:`~mipkit.synthesize.dpdomain.DEFAULT_SHARE` (0.1).
+        public one, in ``(0, 1)``; default :data:`~mipkit.synthesizers.dpdomain.DEFAULT_SHARE` (0.1).
     drop : sequence of str
         Columns left out (identifier-like columns are refused otherwise, unless the domain declares them).
     random_state : int, optional
@@ -58,7 +58,7 @@ class SynthesizeConfig(VerbConfig):
         Options of the synthesizer (e.g. ``{"n_generator": 100}`` for DP-WGAN-GP, ``{"iters": 50}`` for MST).
     quality : bool
         Add the utility report of the synthetic table against the real one
-        (:func:`mipkit.synthesize.quality_report.quality_report`; it reads the real records: not covered by
+        (:func:`mipkit.synthesizers.quality_report.quality_report`; it reads the real records: not covered by
         the certificate).
     quality_target : str, optional
         A two-class column: the utility report (then on) adds train-on-synthetic / test-on-real.

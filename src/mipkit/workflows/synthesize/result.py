@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from mipkit.synthesize.certificate import SynthesisCertificate
+from mipkit.synthesizers.certificate import SynthesisCertificate
 
 __all__ = ["SynthesizeResult"]
 

@@ -1,13 +1,14 @@
 """Make private synthetic data: a :class:`PrivateTable` in, a :class:`SynthesizeResult` out.
 
-:func:`synthesize` fits one synthesizer of :mod:`mipkit.synthesize` (DP-WGAN-GP, its centre-and-scale variant,
+:func:`synthesize` fits one synthesizer of :mod:`mipkit.synthesizers` (DP-WGAN-GP, its centre-and-scale
+variant,
 AIM, MST or the non-private CTGAN), samples ``rows`` records and returns the synthetic table with its
 certificate; :meth:`SynthesizeResult.write` writes ``synthetic.csv`` and ``certificate.json`` into a folder.
 The privacy is set by ``epsilon`` (with ``delta``) or by any mipkit risk target (docs/synthesize.md).
 
 The column domain is public (``PrivateTable(table, domain)``, declared by the user and used as is) or
 estimated with differential privacy from a share of ``epsilon`` and ``delta``
-(:mod:`mipkit.synthesize.dpdomain`; the synthesizer gets the rest and the certificate composes both); it is
+(:mod:`mipkit.synthesizers.dpdomain`; the synthesizer gets the rest and the certificate composes both); it is
 never read from the data silently. Identifier-like columns and infinite values are refused before any
 fitting, and integer and bool columns keep their type.
 """
@@ -22,8 +23,8 @@ from typing import Any
 import pandas as pd
 
 from mipkit._validation import MipkitValueError
-from mipkit.synthesize.certificate import with_domain
-from mipkit.synthesize.tablecheck import check_finite, check_identifiers, drop_columns, restore_types
+from mipkit.synthesizers.certificate import with_domain
+from mipkit.synthesizers.tablecheck import check_finite, check_identifiers, drop_columns, restore_types
 from mipkit.workflows.synthesize.config import SynthesizeConfig
 from mipkit.workflows.synthesize.result import SynthesizeResult
 from mipkit.workflows.synthesize.table import PrivateTable
@@ -39,7 +40,7 @@ def _checked(data: PrivateTable, config: SynthesizeConfig) -> pd.DataFrame:
     a column all missing, words among a column's numbers, an infinite value, an identifier-like column,
     or a utility-report target that is not one of its columns."""
     from mipkit.data.io import check_not_mostly_numeric
-    from mipkit.synthesize.preprocess import infer_domain
+    from mipkit.synthesizers.preprocess import infer_domain
 
     table = drop_columns(data.table, list(config.drop) or None)
     infer_domain(table, max_categories=len(table) + 1)  # refuses empty tables and all-missing columns
@@ -60,7 +61,7 @@ def _domain(table: pd.DataFrame, data: PrivateTable, config: SynthesizeConfig) -
     """The column domain and the budget left for the synthesizer: ``domain``, ``train`` (the table
     conformed to it), ``epsilon``, ``delta``, ``source`` (where the domain came from) and ``estimate``
     (the private estimate, or None)."""
-    from mipkit.synthesize.preprocess import check_domain, conform
+    from mipkit.synthesizers.preprocess import check_domain, conform
 
     out: dict[str, Any] = {"epsilon": config.epsilon, "delta": config.delta, "train": table, "estimate": None}
     out["domain"] = None
@@ -100,7 +101,8 @@ def synthesize(
     progress : callable, optional
         ``progress(done, total)`` while fitting.
     checkpoint : path, optional
-        A file for the training state of the methods that resume (:data:`~mipkit.synthesize.peers.RESUMABLE`):
+        A file for the training state of the methods that resume
+        (:data:`~mipkit.synthesizers.peers.RESUMABLE`):
         a fit killed part-way and started again with the same data and parameters continues from it and
         gives the result of an uninterrupted run. Removed when the fit ends; the other methods ignore it.
 
@@ -110,7 +112,7 @@ def synthesize(
         ``summary()`` the DPIA paragraph, ``write(out)`` the folder with ``synthetic.csv`` and
         ``certificate.json``.
     """
-    from mipkit.synthesize.peers import RESUMABLE, make_synthesizer
+    from mipkit.synthesizers.peers import RESUMABLE, make_synthesizer
 
     c = SynthesizeConfig() if config is None else config
     data = data if isinstance(data, PrivateTable) else PrivateTable(data)
@@ -155,7 +157,7 @@ def _quality(table: pd.DataFrame, synthetic: pd.DataFrame, config: SynthesizeCon
     """The utility report when asked for (it reads the real records: not covered by the certificate)."""
     if not config.quality and config.quality_target is None:
         return None
-    from mipkit.synthesize.quality_report import quality_report
+    from mipkit.synthesizers.quality_report import quality_report
 
     real = table[list(synthetic.columns)]
     return quality_report(real, synthetic, target=config.quality_target, seed=config.random_state)
@@ -166,7 +168,7 @@ def _estimate_domain(table: pd.DataFrame, config: SynthesizeConfig) -> Any:
     stream (:func:`mipkit._random.noise_generator`); refused where the budget is not an ``epsilon`` to split
     (one line naming ``--domain FILE``)."""
     from mipkit._random import noise_generator
-    from mipkit.synthesize.dpdomain import DEFAULT_SHARE, estimate_domain
+    from mipkit.synthesizers.dpdomain import DEFAULT_SHARE, estimate_domain
 
     why = None
     if config.target is not None:

@@ -18,7 +18,7 @@ neighbours:
 
 The budget ``(epsilon, delta)`` is split evenly over the columns (``delta`` over the categorical ones only: a
 numeric histogram needs none), so the estimate is ``(epsilon, delta)``-DP by basic composition. Records
-outside the estimated domain are mapped into it (:func:`mipkit.synthesize.preprocess.conform`): a rare level
+outside the estimated domain are mapped into it (:func:`mipkit.synthesizers.preprocess.conform`): a rare level
 to missing (or, when missing is not in the domain, to the level with the largest noisy count), a value out of
 range clipped to it, a missing numeric value (missing not in the domain) to the range's midpoint.
 """
@@ -105,7 +105,7 @@ class DomainEstimate:
     Attributes
     ----------
     domain : dict
-        Column -> spec (:class:`~mipkit.synthesize.preprocess.TabularEncoder`'s format).
+        Column -> spec (:class:`~mipkit.synthesizers.preprocess.TabularEncoder`'s format).
     fill : dict
         Column -> the value that records outside the domain take where missing is not in it (a categorical
         column's most frequent noisy level, a numeric column's midpoint).
@@ -161,7 +161,7 @@ def estimate_domain(
     MipkitValueError
         A column none of whose values is held by enough records to be released (one line naming it).
     """
-    from mipkit.synthesize.preprocess import _is_numeric
+    from mipkit.synthesizers.preprocess import _is_numeric
 
     cols = [str(c) for c in data.columns]
     numeric = {c: _is_numeric(data[c]) for c in cols}

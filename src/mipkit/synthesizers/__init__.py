@@ -1,7 +1,8 @@
 """Make private synthetic data: DP-WGAN-GP (Pedersen, thesis ch. 3) with a certificate, and its peers.
 
 :class:`DPWGANGP` trains a differentially private WGAN-GP whose per-step sensitivity comes from interval
-bounds on the critic's gradients (:mod:`mipkit.synthesize.bounds`), with Poisson sampling, noise calibrated to
+bounds on the critic's gradients (:mod:`mipkit.synthesizers.bounds`), with Poisson sampling, noise
+calibrated to
 ``(epsilon, delta)`` or to any mipkit risk target, and exact PLD accounting of the steps that ran; the fitted
 synthesizer carries a :class:`SynthesisCertificate`. :func:`make_synthesizer` builds it or a peer (AIM and MST
 from private-pgm's ``mbi``, CTGAN from ``ctgan``; the ``synth`` extra). :func:`certified_audit_bounds` puts a
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from mipkit._lazy import lazy_exports
 
-# Lazy: the synthesizers pull in torch, scipy and the synth extra; `import mipkit.synthesize` loads none of
+# Lazy: the synthesizers pull in torch, scipy and the synth extra; `import mipkit.synthesizers` loads none of
 # them (module -> the names it exports).
 _MODULES: dict[str, str] = {
     "dpwgan": "DPWGANGP",

@@ -3,12 +3,12 @@
 What runs, per critic step (docs/synthesize.md; docs/theory.md sections 3, 8 and 10):
 
 1. bound every component of one record's gradient over the whole input domain ``[0, 1]^d`` from the critic's
-   current weights (:func:`~mipkit.synthesize.bounds.critic_bounds`; no clipping, no per-sample gradients);
+   current weights (:func:`~mipkit.synthesizers.bounds.critic_bounds`; no clipping, no per-sample gradients);
 2. draw the batch by Poisson sampling at rate ``q`` (what the subsampled-Gaussian accounting assumes), a
    fake record and a mixing weight ``u ~ U[0, 1]`` per real record for the penalty, and ``m = q N`` fake
    records for the generator's term of the loss (no data: no noise needed);
 3. release the centred sum of the real records' contributions plus Gaussian noise with standard deviation
-   ``z_t`` times the step's sensitivity (:func:`~mipkit.synthesize.noise.step_noise`), divide by ``m`` and
+   ``z_t`` times the step's sensitivity (:func:`~mipkit.synthesizers.noise.step_noise`), divide by ``m`` and
    take an Adam step. Algorithm 1 as printed draws noise of a fixed scale whatever the sensitivity (line 14),
    so the ratio of each step would depend on the run; here the ratios ``z_t`` are fixed before training (a
    constant, or a geometric schedule) and the noise follows the sensitivity.
@@ -40,12 +40,12 @@ from mipkit._validation import (
     check_positive,
     check_positive_int,
 )
-from mipkit.synthesize._torch import require_torch
-from mipkit.synthesize.certificate import SynthesisCertificate, certificate_from_record, uncertified
-from mipkit.synthesize.checkpoint import read_checkpoint_bytes, run_key, run_params
-from mipkit.synthesize.dpwgan_training import Training, block_output
-from mipkit.synthesize.plan import RunPlan, Schedule, fixed_plan, plan_run
-from mipkit.synthesize.preprocess import TabularEncoder
+from mipkit.synthesizers._torch import require_torch
+from mipkit.synthesizers.certificate import SynthesisCertificate, certificate_from_record, uncertified
+from mipkit.synthesizers.checkpoint import read_checkpoint_bytes, run_key, run_params
+from mipkit.synthesizers.dpwgan_training import Training, block_output
+from mipkit.synthesizers.plan import RunPlan, Schedule, fixed_plan, plan_run
+from mipkit.synthesizers.preprocess import TabularEncoder
 
 __all__ = ["DPWGANGP"]
 
@@ -109,7 +109,7 @@ class DPWGANGP:
         simplex like the real ones and the first-layer bounds use it (much tighter), or the thesis's
         sigmoid (bounds over the whole box).
     domain : dict, optional
-        Public domain of the columns (:class:`~mipkit.synthesize.preprocess.TabularEncoder`).
+        Public domain of the columns (:class:`~mipkit.synthesizers.preprocess.TabularEncoder`).
     n_threads : int, optional, default=1
         Torch and BLAS threads during :meth:`fit` (one is fastest on a shared 2-core machine; None: leave).
     random_state : int, optional

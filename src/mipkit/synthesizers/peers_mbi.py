@@ -13,7 +13,7 @@ mirror descent, and sample from it; they are accounted in zero-concentrated DP (
   (exponential mechanism, 10% of each round), measure it (90%), refit, and halve the noise when a
   measurement barely moves the model; the model's size is capped as in the paper.
 
-The tables are discretised from the public domain (:class:`~mipkit.synthesize.preprocess.TabularEncoder`'s
+The tables are discretised from the public domain (:class:`~mipkit.synthesizers.preprocess.TabularEncoder`'s
 domain): numeric columns into ``bins`` equal-width bins of their range (decoded uniformly within the bin,
 rounded for integer columns), categories as codes, missing values as a code of their own. MST's domain
 compression and AIM's structural zeros are left out.
@@ -41,9 +41,9 @@ from scipy import optimize, special
 
 from mipkit._random import check_noise_seed, check_random_state, noise_generator, noise_source, spawn_seed
 from mipkit._validation import MipkitValueError
-from mipkit.synthesize._torch import require
-from mipkit.synthesize.checkpoint import load_checkpoint, run_key, run_params, save_checkpoint
-from mipkit.synthesize.preprocess import MISSING, check_domain, infer_domain
+from mipkit.synthesizers._torch import require
+from mipkit.synthesizers.checkpoint import load_checkpoint, run_key, run_params, save_checkpoint
+from mipkit.synthesizers.preprocess import MISSING, check_domain, infer_domain
 
 __all__ = ["AIMSynthesizer", "MSTSynthesizer", "cdp_delta", "cdp_rho", "drop_compiled_programs_if_many"]
 
@@ -261,7 +261,7 @@ class _MarginalSynth:
         return self.disc_.decode(syn, rng)
 
     def _certificate(self, details: dict) -> Any:
-        from mipkit.synthesize.certificate import certificate_from_dp
+        from mipkit.synthesizers.certificate import certificate_from_dp
 
         return certificate_from_dp(
             method=self.method,

@@ -12,7 +12,7 @@ values gets an indicator coordinate. When no domain is given it is read from the
 as AIM, MST and most DP synthesizers do); :func:`mipkit.workflows.synthesize.run.synthesize` never does
 that: it
 takes a public domain (:func:`check_domain`) or estimates one with differential privacy
-(:mod:`mipkit.synthesize.dpdomain`), and maps the records into it (:func:`conform`).
+(:mod:`mipkit.synthesizers.dpdomain`), and maps the records into it (:func:`conform`).
 """
 
 from __future__ import annotations

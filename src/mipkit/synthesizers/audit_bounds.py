@@ -1,6 +1,6 @@
 """Certified bounds beside the measured risks of a synthetic-data audit (``audit-synthetic --certificate``).
 
-For a synthesizer with a certificate (:class:`~mipkit.synthesize.certificate.SynthesisCertificate`) and the
+For a synthesizer with a certificate (:class:`~mipkit.synthesizers.certificate.SynthesisCertificate`) and the
 audit of its output (:func:`mipkit.workflows.audit_synthetic.run.audit_synthetic`):
 
 * **DCR membership attack.** Training records against holdout records is a test of "record in against
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 from scipy import special
 
-from mipkit.synthesize.certificate import SynthesisCertificate, certificate_curve
+from mipkit.synthesizers.certificate import SynthesisCertificate, certificate_curve
 
 __all__ = ["audit_with_certificate", "certified_audit_bounds", "certified_lines", "certified_roc_excess"]
 

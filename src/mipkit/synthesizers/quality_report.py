@@ -4,7 +4,7 @@ SDMetrics itself is not a dependency: it requires plotly and copulas (docs/synth
 distances (0: the synthetic table reproduces the real one; larger: further from it):
 
 * column shapes: per column, the Kolmogorov-Smirnov statistic of a numeric column, the total-variation
-  distance of a categorical one (:mod:`mipkit.synthesize.quality`'s TVD);
+  distance of a categorical one (:mod:`mipkit.synthesizers.quality`'s TVD);
 * pair trends: per pair of columns, half the absolute difference of the Pearson correlations of two numeric
   columns, otherwise the total-variation distance of their contingency tables (numeric columns in equal
   bins of the real range);
@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from mipkit._validation import MipkitValueError
-from mipkit.synthesize.quality import MISSING, _discretise, _numeric, _tvd, utility_auc
+from mipkit.synthesizers.quality import MISSING, _discretise, _numeric, _tvd, utility_auc
 
 __all__ = ["column_shapes", "pair_trends", "quality_report", "train_synthetic_test_real"]
 

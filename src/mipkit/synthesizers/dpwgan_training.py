@@ -1,6 +1,6 @@
-"""The training loop's steps of :class:`~mipkit.synthesize.dpwgan.DPWGANGP` (Pedersen, thesis ch. 3.2,
+"""The training loop's steps of :class:`~mipkit.synthesizers.dpwgan.DPWGANGP` (Pedersen, thesis ch. 3.2,
 Algorithm 1): a critic step on a Poisson batch with the noise of its bounded sensitivity, a generator step,
-and the state a checkpoint keeps (module docstring of :mod:`mipkit.synthesize.dpwgan`)."""
+and the state a checkpoint keeps (module docstring of :mod:`mipkit.synthesizers.dpwgan`)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from mipkit.synthesize.bounds import critic_bounds
-from mipkit.synthesize.noise import step_noise
+from mipkit.synthesizers.bounds import critic_bounds
+from mipkit.synthesizers.noise import step_noise
 
 __all__ = ["HISTORY", "Training", "block_output", "critic_layers"]
 

@@ -4,7 +4,8 @@ One record ``x`` (with its own fake partner and mixing weight) contributes to th
 
 ``v(x) = -grad D(x) + lambda grad (||grad D(x_hat)|| - 1)^2``,
 
-whose components lie in the boxes of :func:`mipkit.synthesize.bounds.critic_bounds` (the penalty part also in
+whose components lie in the boxes of :func:`mipkit.synthesizers.bounds.critic_bounds` (the penalty part
+also in
 a ball of radius ``lambda C^lambda``, Thm 3.1.3). The step releases the *centred* sum
 ``sum_{i in batch} (v(x_i) - c) + noise`` for a public centre ``c`` fixed before the batch is drawn, and adds
 back ``q N c`` (post-processing). A record's centred contribution then has norm at most ``s``, the same number
@@ -35,7 +36,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from mipkit.synthesize.bounds import CriticBounds
+from mipkit.synthesizers.bounds import CriticBounds
 
 __all__ = ["MARGIN", "StepNoise", "step_noise"]
 
@@ -83,7 +84,7 @@ def step_noise(
     Parameters
     ----------
     bounds : CriticBounds
-        From :func:`~mipkit.synthesize.bounds.critic_bounds` at the current weights.
+        From :func:`~mipkit.synthesizers.bounds.critic_bounds` at the current weights.
     gp_weight : float
         ``lambda``.
     noise_multiplier : float

@@ -3,9 +3,9 @@
 =====================  ==========================================================  =========================
 ``method``             what                                                        needs
 =====================  ==========================================================  =========================
-``dpwgan-gp``          :class:`~mipkit.synthesize.dpwgan.DPWGANGP`, spherical noise  ``torch`` extra
+``dpwgan-gp``          :class:`~mipkit.synthesizers.dpwgan.DPWGANGP`, spherical noise  ``torch`` extra
 ``dpwgan-gp-scaled``   the same with the centre-and-scale noise (Thm 3.1.2)          ``torch`` extra
-``aim``, ``mst``       :mod:`mipkit.synthesize.peers_mbi` (private-pgm's ``mbi``)   ``synth`` extra
+``aim``, ``mst``       :mod:`mipkit.synthesizers.peers_mbi` (private-pgm's ``mbi``)   ``synth`` extra
 ``ctgan``              CTGAN (Xu et al. 2019) from ``ctgan``: NOT private            ``synth`` extra
 =====================  ==========================================================  =========================
 
@@ -13,7 +13,7 @@ DP-CTGAN and PATE-CTGAN (``smartnoise-synth``) pin their own torch and pandas an
 environment with the ``synth`` extra; the benchmarks run them in a separate virtual environment.
 
 Every synthesizer has ``fit(table)``, ``sample(n_rows)`` and, once fitted, ``certificate_``
-(:class:`~mipkit.synthesize.certificate.SynthesisCertificate`). A risk target instead of ``epsilon``
+(:class:`~mipkit.synthesizers.certificate.SynthesisCertificate`). A risk target instead of ``epsilon``
 calibrates DP-WGAN-GP's noise directly; for AIM and MST it is turned into the largest ``epsilon`` (at
 ``delta``) whose ``(epsilon, delta)``-DP curve meets it (replace-one for an eta target). The methods of
 :data:`RESUMABLE` take ``checkpoint=PATH``: a killed fit resumes from it.
@@ -28,8 +28,8 @@ import pandas as pd
 
 from mipkit._random import spawn_seed
 from mipkit._validation import MipkitValueError, check_choice
-from mipkit.synthesize._torch import require
-from mipkit.synthesize.preprocess import MISSING
+from mipkit.synthesizers._torch import require
+from mipkit.synthesizers.preprocess import MISSING
 
 __all__ = ["METHODS", "RESUMABLE", "CTGANSynthesizer", "epsilon_for_target", "make_synthesizer"]
 
@@ -87,7 +87,7 @@ class CTGANSynthesizer:
         ctgan = require("ctgan", extra="synth", what="CTGAN")
         import torch
 
-        from mipkit.synthesize.certificate import uncertified
+        from mipkit.synthesizers.certificate import uncertified
 
         seed = spawn_seed(self.random_state)
         torch.manual_seed(seed)
@@ -144,7 +144,7 @@ def make_synthesizer(
     target : RiskTarget, optional
         Any mipkit risk target instead of ``epsilon``.
     domain : dict, optional
-        Public column domain (:class:`~mipkit.synthesize.preprocess.TabularEncoder`).
+        Public column domain (:class:`~mipkit.synthesizers.preprocess.TabularEncoder`).
     random_state : int, optional
         Seeds what is not protective (initial weights, sampling the synthetic records).
     noise_seed : int, optional
@@ -158,7 +158,7 @@ def make_synthesizer(
     if target is not None and epsilon is not None:
         raise MipkitValueError("Give either an epsilon or a risk target, not both.")
     if method.startswith("dpwgan-gp"):
-        from mipkit.synthesize.dpwgan import DPWGANGP
+        from mipkit.synthesizers.dpwgan import DPWGANGP
 
         shape = "scaled" if method == "dpwgan-gp-scaled" else "spherical"
         return DPWGANGP(
@@ -167,7 +167,7 @@ def make_synthesizer(
         )  # fmt: skip
     if method == "ctgan":
         return CTGANSynthesizer(random_state=random_state, progress=progress, **options)
-    from mipkit.synthesize.peers_mbi import AIMSynthesizer, MSTSynthesizer
+    from mipkit.synthesizers.peers_mbi import AIMSynthesizer, MSTSynthesizer
 
     eps = (
         epsilon_for_target(target, delta)
