@@ -408,10 +408,10 @@ def measure_inference(
     default and Francis & Wagner's scoring; ``"tolerance"`` scores it like the other guesses). Each attack
     ``a`` is paired with the baseline of the same name (the same analysis on the original without the
     targets), else with ``"most_frequent"``; its precision improvement ``PI_a`` gets a paired bootstrap
-    interval over the targets (``n_bootstrap`` replicates, :func:`pi_bootstrap`). The headline (``primary``) is the pair with the largest finite ``PI_a``; its
-    precision-coverage curve is compared, target for target, with its own baseline (Francis & Wagner
-    Sec. 4.3; ``docs/theory.md`` section 4). With control guesses (of the first attack), anonymeter's
-    control-set risk is added.
+    interval over the targets (``n_bootstrap`` replicates, :func:`pi_bootstrap`). The headline
+    (``primary``) is the pair with the largest finite ``PI_a``; its precision-coverage curve is compared,
+    target for target, with its own baseline (Francis & Wagner Sec. 4.3; ``docs/theory.md`` section 4).
+    With control guesses (of the first attack), anonymeter's control-set risk is added.
     """
 
     def right(analysis: str, g: np.ndarray, truth: np.ndarray) -> np.ndarray:
