@@ -52,7 +52,7 @@ MALFORMED = [
     ("{}", "has no columns"),
     ('{"a": 3}', "must be an object"),
     ('{"a": {"min": 0, "max": 1}}', "has no 'type'"),
-    ('{"a": {"type": "number", "min": 0, "max": 1}}', "'numeric' or 'categorical'"),
+    ('{"a": {"type": "number", "min": 0, "max": 1}}', "'numeric', 'categorical' or 'identifier'"),
     ('{"a": {"type": "numeric", "min": 0, "max": 1, "unit": "cm"}}', "unknown key(s) 'unit'"),
     ('{"a": {"type": "categorical", "categories": ["x"], "min": 0}}', "unknown key(s) 'min'"),
     ('{"a": {"type": "numeric", "min": 5, "max": 1}}', "above 'max'"),

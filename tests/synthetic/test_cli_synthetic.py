@@ -78,7 +78,7 @@ def test_end_to_end_json(trio, tmp_path, capsys):
     # without --json: a table, the plain-language summary and the report's path on stdout
     assert main([*argv[:-3], "--out", str(tmp_path / "run3")]) == 0
     text = capsys.readouterr().out
-    assert "Synthetic data audit" in text and "inference sex: precision / baseline / PI" in text
+    assert "Synthetic data audit" in text and "inference sex: precision/baseline/gain" in text
     assert f"{res['nnaa']['privacy_loss']:.3f}" in text
     assert "Inferring 'income'" in text and str(tmp_path / "run3" / "report.html") in text.replace("\n", "")
 

@@ -135,7 +135,7 @@ def test_repr_and_html_show_the_numbers(result):
     )
     assert f"{result.nnaa.value:.3f}" in text and f"{result.dcr_attack.auc:.3f}" in text
     for secret in ("sex", "age"):
-        assert f"inference {secret}: precision / baseline / PI" in text
+        assert f"inference {secret}: precision/baseline/gain" in text
     page = result._repr_html_()
     assert page.startswith("<div>") and "<table" in page and page.count("<li>") == len(result.sentences())
     assert "Inferring &#x27;sex&#x27;" in page  # the sentences are escaped

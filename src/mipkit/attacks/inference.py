@@ -24,10 +24,12 @@ where exact (:func:`mipkit.metrics.inference.analysis_correct`).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 
 import numpy as np
 import pandas as pd
+from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
 from mipkit._random import RandomState, check_random_state
@@ -108,8 +110,11 @@ def model_guesses(
         from scipy import sparse
 
         X_ref, X_tgt = sparse.csr_matrix(X_ref), sparse.csr_matrix(X_tgt)
-    # one BLAS thread: the products are small, and more threads on a busy machine cost 4x more than they save
-    with threadpool_limits(limits=1, user_api="blas"):
+    # one BLAS thread: the products are small, and more threads on a busy machine cost 4x more than they save.
+    # An attack's model need not converge: its guesses are what the attack guesses, and the precision
+    # measured is that of this attack, so lbfgs stopping at max_iter is not worth a warning to the user.
+    with threadpool_limits(limits=1, user_api="blas"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
         model.fit(X_ref, y.astype(float) if numeric else y)
         guesses = model.predict(X_tgt)
         if not numeric and hasattr(model, "predict_proba"):

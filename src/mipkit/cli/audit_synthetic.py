@@ -219,6 +219,12 @@ def register(app: typer.Typer) -> None:
             help="Add a utility report (column shapes, pair trends, train on synthetic / test on real on "
             "--holdout or --control) for this two-class column: quality.html and a 'quality' block.",
         ),
+        id_column: str | None = typer.Option(
+            None,
+            "--id-column",
+            help="A column that names the records (e.g. person): left out of every comparison; the synthetic "
+            "table may lack it.",
+        ),
     ) -> None:
         """Audit synthetic data: NNAA privacy loss, DCR attack, attribute inference vs non-member baseline.
 

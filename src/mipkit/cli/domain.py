@@ -2,9 +2,10 @@
 
 The template holds the table's schema only, never a value of its rows: each column's name and whether it is
 numeric (``"min": null, "max": null``) or categorical (``"categories": []``), with ``integer`` and
-``missing`` false (:func:`mipkit.data.domain.domain_template`). The user fills in ranges and levels from
-public knowledge; ``train-private``, ``protect``, ``audit-noise`` and ``synthesize`` then take the file with
-``--domain`` and encode from it alone.
+``missing`` false (:func:`mipkit.data.domain.domain_template`); an id-like column
+(:func:`mipkit.synthesizers.tablecheck.find_identifiers`) is marked ``{"type": "identifier"}``. The user
+fills in ranges and levels from public knowledge; ``train-private``, ``protect``, ``audit-noise`` and
+``synthesize`` then take the file with ``--domain`` and encode from it alone.
 """
 
 from __future__ import annotations
@@ -38,18 +39,30 @@ def register(app: typer.Typer) -> None:
 
         path = check_out_file(out, suffixes=(".json",))
         names = tuple(c.strip() for item in (drop or ()) for c in item.split(",") if c.strip())
+        from mipkit.synthesizers.tablecheck import find_identifiers
+
         table = read_table(data)
         check_columns(table, list(names))
-        template = domain_template(table, drop=names)
+        ids = [c for c in find_identifiers(table) if c not in names]
+        template = domain_template(table, drop=names, identifiers=ids)
         if not template:
             from mipkit._validation import MipkitValueError
 
             raise MipkitValueError("--drop leaves no column for the domain.")
         atomic_write(path, json.dumps(template, indent=2) + "\n")
         numeric = sum(spec["type"] == "numeric" for spec in template.values())
+        marked = (
+            f" {', '.join(ids)} look(s) like an identifier (an id-like name, or nearly every value "
+            "distinct): "
+            'marked "identifier", never a feature nor released (name the record ids with --id-column '
+            f"{ids[0]}); if one is an ordinary column, write its entry like the others."
+            if ids
+            else ""
+        )
         typer.echo(
-            f"Wrote {path}: {len(template)} columns ({numeric} numeric, {len(template) - numeric} "
-            'categorical). Fill in each numeric "min"/"max" and categorical "categories" (and "integer", '
+            f"Wrote {path}: {len(template)} columns ({numeric} numeric, "
+            f"{len(template) - numeric - len(ids)} categorical, {len(ids)} identifier).{marked} "
+            'Fill in each numeric "min"/"max" and categorical "categories" (and "integer", '
             '"missing") from public knowledge only - a code book, a standard - never read off the private '
             "rows; then pass it with --domain."
         )

@@ -2,7 +2,8 @@
 
 ``mipkit synthesize --data CSV --method dpwgan-gp|dpwgan-gp-scaled|aim|mst|ctgan (--epsilon E [--delta D] |
 --target-risk SPEC) --rows N --seed S [--noise-seed N] --out DIR [--domain JSON | --domain-share S]
-[--drop COL ...] [--params JSON] [--json]`` writes ``DIR/synthetic.csv`` and ``DIR/certificate.json``: the
+[--drop COL ...] [--id-column COL] [--params JSON] [--json]`` writes ``DIR/synthetic.csv`` and
+``DIR/certificate.json``: the
 flags become a :class:`~mipkit.workflows.synthesize.SynthesizeConfig`, the file and ``--domain`` a
 :class:`~mipkit.workflows.synthesize.PrivateTable`, :func:`mipkit.workflows.synthesize.synthesize` runs, and
 the result's DPIA paragraph is printed first. Without ``--domain`` the column domain is estimated with
@@ -144,6 +145,11 @@ def register(app: typer.Typer) -> None:
         ),
         drop: list[str] = typer.Option(
             None, "--drop", help="A column to leave out (repeat, or separate with commas), e.g. an id."
+        ),
+        id_column: str = typer.Option(
+            None,
+            "--id-column",
+            help="A column that names the records (e.g. person): left out of the model, never released.",
         ),
         params: str = typer.Option(
             None, "--params", help="Synthesizer options as JSON, e.g. '{\"n_generator\": 100}'."

@@ -8,9 +8,11 @@ standard), never read off the private rows. The format is one JSON object, the o
 --domain`` reads::
 
     {column: {"type": "numeric", "min": a, "max": b, "integer": bool, "missing": bool}
-           | {"type": "categorical", "categories": [...], "missing": bool}}
+           | {"type": "categorical", "categories": [...], "missing": bool}
+           | {"type": "identifier"}}
 
-(``integer`` and ``missing`` default to false). :func:`read_domain` reads and validates a file,
+(``integer`` and ``missing`` default to false; an ``identifier`` column names records and is never a
+feature: a verb is given it with ``--id-column``). :func:`read_domain` reads and validates a file,
 :func:`validate_domain` a mapping, :func:`check_domain` matches a domain to a table's columns,
 :func:`encode_features` turns feature columns into arrays from the domain alone (levels in the domain's
 order, every level always a column, values outside the domain refused without printing them), and
@@ -50,7 +52,10 @@ MAX_DOMAIN_DEPTH = 8
 _KEYS = {
     "numeric": ("type", "min", "max", "integer", "missing"),
     "categorical": ("type", "categories", "missing"),
+    "identifier": ("type",),
 }
+#: The entry of a column that names records (``mipkit domain`` writes it for an id-like column).
+IDENTIFIER = {"type": "identifier"}
 _TEMPLATE_HINT = "mipkit domain --data T.csv --out domain.json writes a template"
 
 
@@ -141,7 +146,8 @@ def _entry(col: str, spec: Any) -> dict:
     kind = spec["type"]
     if kind not in _KEYS:
         raise MipkitValueError(
-            f"The domain of {col!r} must have 'type' 'numeric' or 'categorical'. Got {kind!r} instead."
+            f"The domain of {col!r} must have 'type' 'numeric', 'categorical' or 'identifier'. Got {kind!r} "
+            "instead."
         )
     unknown = [str(k) for k in spec if k not in _KEYS[kind]]
     if unknown:
@@ -149,6 +155,8 @@ def _entry(col: str, spec: Any) -> dict:
             f"The domain entry of {col!r} has unknown key(s) {', '.join(map(repr, unknown))}; a {kind} "
             f"entry takes {', '.join(map(repr, _KEYS[kind]))}."
         )
+    if kind == "identifier":
+        return dict(IDENTIFIER)
     if kind == "numeric":
         lo, hi = _bound(col, "min", spec), _bound(col, "max", spec)
         if lo > hi:
@@ -220,6 +228,13 @@ def check_domain(
     """
     dom = validate_domain(domain)
     names = [str(c) for c in columns]
+    ids = [c for c in names if dom.get(c) == IDENTIFIER]
+    if ids:
+        raise MipkitValueError(
+            f"The domain marks {ids[0]!r} as an identifier (it names records, it is never a feature): "
+            "leave it "
+            f"out with --id-column {ids[0]} (or --drop {ids[0]})."
+        )
     lacking = [c for c in names if c not in dom]
     if lacking:
         shown = ", ".join(map(repr, lacking[:8])) + (" ..." if len(lacking) > 8 else "")
@@ -227,7 +242,7 @@ def check_domain(
             f"The domain has no entry for the column(s) {shown}; add them ({_TEMPLATE_HINT})."
         )
     table = set(names if known is None else map(str, known))
-    stray = [c for c in dom if c not in table]
+    stray = [c for c in dom if c not in table and dom[c] != IDENTIFIER]
     if stray:
         shown = ", ".join(map(repr, stray[:8])) + (" ..." if len(stray) > 8 else "")
         raise MipkitValueError(
@@ -316,11 +331,14 @@ def encode_features(features: pd.DataFrame, domain: Mapping) -> tuple[np.ndarray
 
 
 # -- templates -----------------------------------------------------------------------------------------------
-def domain_template(df: pd.DataFrame, *, drop: Sequence[str] = ()) -> dict[str, dict]:
+def domain_template(
+    df: pd.DataFrame, *, drop: Sequence[str] = (), identifiers: Sequence[str] = ()
+) -> dict[str, dict]:
     """A domain template from the table's schema only: column names and whether each is numeric.
 
     Numeric columns get ``"min": null, "max": null``, categorical ones ``"categories": []``; ``integer`` and
-    ``missing`` are false. No value of the data enters the template: the user fills in ranges and levels
+    ``missing`` are false; the ``identifiers`` (columns that name records) get ``{"type": "identifier"}``.
+    No value of the data enters the template: the user fills in ranges and levels
     from public knowledge (the template itself does not pass :func:`validate_domain` until then).
     """
     out: dict[str, dict] = {}
@@ -329,7 +347,9 @@ def domain_template(df: pd.DataFrame, *, drop: Sequence[str] = ()) -> dict[str, 
             continue
         s = df[col]
         numeric = pd.api.types.is_numeric_dtype(s) and not pd.api.types.is_bool_dtype(s)
-        if numeric:
+        if str(col) in identifiers:
+            out[str(col)] = dict(IDENTIFIER)
+        elif numeric:
             out[str(col)] = {"type": "numeric", "min": None, "max": None, "integer": False, "missing": False}
         else:
             out[str(col)] = {"type": "categorical", "categories": [], "missing": False}

@@ -64,7 +64,12 @@ def summary_sentences(res: dict) -> list[str]:
         )
         out.append(
             f"Nearest-neighbour adversarial accuracy: {_fmt(nn['train'])} on the training records and "
-            f"{_fmt(nn['test'])} on unseen records (1/2 = indistinguishable). Privacy loss "
+            f"{_fmt(nn['test'])} on unseen records: the share of records whose nearest neighbour lies in "
+            "their own table rather than the other (real against synthetic), 1/2 when synthetic and real "
+            "records cannot be told apart, near 1 when the synthetic data do not resemble the real "
+            "(utility), near 0 when synthetic records sit on real ones. The privacy loss is the unseen "
+            "value minus the training value: above 0 when the "
+            f"synthetic data sit closer to their training records than to unseen ones. Privacy loss "
             f"{_fmt(nn['privacy_loss'])} ({100 * iv.get('confidence', 0.95):.3g}% interval {_fmt(lo)} to "
             f"{_fmt(hi)}, {iv.get('method', 'bootstrap')}): {verdict}."
         )
@@ -80,7 +85,9 @@ def summary_sentences(res: dict) -> list[str]:
     if dcr.get("baseline_protection"):
         out.append(
             f"DCR baseline protection {_fmt(dcr['baseline_protection']['score'], 2)} "
-            "(1 = synthetic records are as far from real ones as random records would be)."
+            "(0 = synthetic records sit on real ones, 1 = as far from them as random records; higher "
+            "protects more, and useful synthetic data land well below 1: the DCR attack and the copy "
+            "counts say whether training records are closer than unseen ones)."
         )
     for s, r in res.get("inference", {}).items():
         pi = r["precision_improvement"]
@@ -89,12 +96,14 @@ def summary_sentences(res: dict) -> list[str]:
             f"Inferring '{s}': the strongest attack ({r['attack']}) is right "
             f"{_fmt(100 * r['precision'], 1)}% of the time; the same analysis without the targets' "
             f"records is right {_fmt(100 * r['baseline_precision'], 1)}% of the time "
-            f"(like-for-like non-member baseline, {r['baseline']}), a precision improvement of {_fmt(pi, 3)}"
+            f"(like-for-like non-member baseline, {r['baseline']}), a precision improvement of {_fmt(pi, 3)} "
+            "over that baseline ("
         )
         if pi is not None and ci[0] is not None:
-            msg += f" (95% interval {_fmt(ci[0])} to {_fmt(ci[1])})"
+            msg += f"95% interval {_fmt(ci[0])} to {_fmt(ci[1])}; "
         elif r.get("precision_improvement_note"):
-            msg += f" (n/a: {r['precision_improvement_note']})"
+            msg += f"n/a: {r['precision_improvement_note']}; "
+        msg += "<= 0 means nothing learnt beyond the population)"
         if r.get("control"):
             rk = r["control"]["risk"]
             msg += f"; anonymeter-style risk against the control set {_fmt(rk['value'])}"
@@ -118,16 +127,19 @@ def summary_rows(summary: dict) -> list[tuple[str, str]]:
         policy = f" ({v['metric']} > {thr:g})" if thr is not None else ""
         rows.append((f"verdict{policy}", str(status_text(v["status"]))))
     rows += [
-        ("NNAA train / test", f"{_fmt(nn['train'])} / {_fmt(nn['test'])}"),
-        ("privacy loss [95% CI]", f"{_fmt(nn['privacy_loss'])} [{_fmt(ci[0])}, {_fmt(ci[1])}]"),
+        ("NNAA train / test (1/2: alike)", f"{_fmt(nn['train'])} / {_fmt(nn['test'])}"),
+        (
+            "privacy loss = test - train [95% CI]",
+            f"{_fmt(nn['privacy_loss'])} [{_fmt(ci[0])}, {_fmt(ci[1])}]",
+        ),
         ("DCR attack AUC [95% CI]", f"{_fmt(dcr['auc'])} [{_fmt(auc_ci[0])}, {_fmt(auc_ci[1])}]"),
-        ("DCR baseline protection", _fmt(dcr["baseline_protection"])),
+        ("DCR baseline protection (1 = random)", _fmt(dcr["baseline_protection"])),
     ]
     for secret, r in summary["inference"].items():
         values = (r["precision"], r["baseline_precision"], r["precision_improvement"])
         attack = r.get("attack")
         text = " / ".join(_fmt(v) for v in values) + (f" ({attack})" if attack else "")
-        rows.append((f"inference {secret}: precision / baseline / PI", text))
+        rows.append((f"inference {secret}: precision/baseline/gain", text))
     for mode, r in (summary.get("singling_out") or {}).items():
         ci = r.get("risk_ci") or [None, None]
         rows.append(

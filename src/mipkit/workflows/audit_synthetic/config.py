@@ -120,6 +120,9 @@ class AuditSyntheticConfig(VerbConfig):
         A two-class column: adds the utility report (:func:`mipkit.synthesizers.quality_report.quality_report`
         tested on the holdout or control table) to the result (``quality``) and ``quality.html`` to the run
         folder. ``None`` (default): no utility report.
+    id_column : str, optional
+        A column that names the records (an identifier): left out of every comparison, and may be absent
+        from the synthetic table (a synthesizer never releases it).
     """
 
     secrets: Sequence[str] = ()
@@ -146,6 +149,7 @@ class AuditSyntheticConfig(VerbConfig):
     linkability: Sequence[Sequence[str]] | None = None
     linkability_neighbors: int = 1
     quality_target: str | None = None
+    id_column: str | None = None
 
     def check(self) -> None:
         """Refuse a bad setting with one line; lists become tuples."""
@@ -184,10 +188,16 @@ class AuditSyntheticConfig(VerbConfig):
         if self.linkability is not None:
             lists = [_names("linkability", half) for half in _two_lists(self.linkability)]
             object.__setattr__(self, "linkability", check_aux_columns(lists, [c for h in lists for c in h]))
-        if self.quality_target is not None and not isinstance(self.quality_target, str):
+        for name in ("quality_target", "id_column"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise MipkitValueError(
+                    f"The {name!r} parameter of {_OWNER} must be a column name. Got {value!r}."
+                )
+        if self.id_column is not None and self.id_column in (*secrets, *(self.known or ())):
             raise MipkitValueError(
-                f"The 'quality_target' parameter of {_OWNER} must be a column name. "
-                f"Got {self.quality_target!r}."
+                f"The id column {self.id_column!r} names the records: it cannot be a secret or a known "
+                "column."
             )
 
     def _check_sizes(self) -> None:

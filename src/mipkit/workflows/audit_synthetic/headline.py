@@ -33,7 +33,10 @@ LABELS = {
     "near_copies": "excess share of training records nearly copied",
     "inference_pi": "attribute-inference precision improvement (like for like)",
 }
-HEADLINE_LABEL = "privacy family (NNAA, exact copies, near copies, attribute inference; Holm)"
+HEADLINE_LABEL = (
+    "privacy family (NNAA, exact copies, near copies, attribute inference), corrected for testing several "
+    "things at once (Holm)"
+)
 
 
 def headline_size(*, nnaa: bool, copies: dict | None, inference: bool) -> int:

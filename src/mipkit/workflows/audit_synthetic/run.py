@@ -100,6 +100,22 @@ def _check(data: SyntheticRelease, config: AuditSyntheticConfig) -> TableSchema:
     return schema
 
 
+def _without_id(data: SyntheticRelease, id_column: str | None) -> SyntheticRelease:
+    """The release without the id column: the original must have it; the other tables may lack it."""
+    if id_column is None or not isinstance(data, SyntheticRelease):
+        return data
+    if id_column not in data.original.columns:
+        raise MipkitValueError(
+            f"The id column {id_column!r} is not a column of the original table; its columns: "
+            f"{list(map(str, data.original.columns))}."
+        )
+    tables = {
+        name: df.drop(columns=[id_column]) if df is not None and id_column in df.columns else df
+        for name, df in data.tables().items()
+    }
+    return dataclasses.replace(data, **tables)
+
+
 def _encode(data: SyntheticRelease, config: AuditSyntheticConfig, schema: TableSchema) -> Encoded | None:
     """The tables encoded for the distance stages (None when neither NNAA nor DCR runs)."""
     if "nnaa" not in config.checks and "dcr" not in config.checks:
@@ -143,6 +159,7 @@ def audit_synthetic(
         per measure, ``write(run_dir)`` the run folder.
     """
     c = AuditSyntheticConfig() if config is None else config
+    data = _without_id(data, c.id_column)
     schema = _check(data, c)
     progress = progress or _no_progress
     seeds = spawn_seeds(c.random_state, 4 + len(c.secrets))
@@ -181,12 +198,13 @@ def audit_synthetic(
         timings_s=timings,
         **anonymity,
     )
-    return _with_extras(result, data, c)
+    return _with_extras(result, data, c, progress)
 
 
 def _with_extras(
-    result: AuditSyntheticResult, data: SyntheticRelease, config: AuditSyntheticConfig
-) -> AuditSyntheticResult:
+    result: AuditSyntheticResult, data: SyntheticRelease, config: AuditSyntheticConfig,
+    progress: ProgressFactory,
+) -> AuditSyntheticResult:  # fmt: skip
     """The result with the certified bounds (a certificate given) and the utility report (asked for)."""
     extras: dict = {}
     if data.certificate is not None:
@@ -197,7 +215,9 @@ def _with_extras(
         from mipkit.synthesizers.quality_report import quality_report
 
         test, _ = data.nonmember
+        advance = progress("utility report", 1)
         extras["quality"] = quality_report(
             data.original, data.synthetic, target=config.quality_target, test=test, seed=config.random_state
         )
+        advance(1)
     return dataclasses.replace(result, **extras) if extras else result

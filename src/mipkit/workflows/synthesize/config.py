@@ -62,6 +62,9 @@ class SynthesizeConfig(VerbConfig):
         the certificate).
     quality_target : str, optional
         A two-class column: the utility report (then on) adds train-on-synthetic / test-on-real.
+    id_column : str, optional
+        A column that names the records: left out of the model and never released (as are the columns a
+        public domain marks ``{"type": "identifier"}``).
     """
 
     method: str = "mst"
@@ -76,6 +79,7 @@ class SynthesizeConfig(VerbConfig):
     params: Mapping[str, Any] = field(default_factory=dict)
     quality: bool = False
     quality_target: str | None = None
+    id_column: str | None = None
 
     def check(self) -> None:
         """Refuse a bad setting with one line; ``drop`` becomes a tuple, ``params`` a dict."""
@@ -135,8 +139,11 @@ class SynthesizeConfig(VerbConfig):
         set_(self, "params", dict(self.params))
         if not isinstance(self.quality, bool):
             raise MipkitValueError(f"The 'quality' parameter of {_OWNER} must be True or False.")
-        if self.quality_target is not None and not isinstance(self.quality_target, str):
-            raise MipkitValueError(
-                f"The 'quality_target' parameter of {_OWNER} must be a column name. "
-                f"Got {self.quality_target!r}."
-            )
+        for name in ("quality_target", "id_column"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, str):
+                raise MipkitValueError(
+                    f"The {name!r} parameter of {_OWNER} must be a column name. Got {value!r}."
+                )
+        if self.id_column is not None and self.id_column == self.quality_target:
+            raise MipkitValueError(f"The id column {self.id_column!r} cannot be the quality target.")

@@ -32,7 +32,8 @@ class SynthesizeResult:
     synthetic : DataFrame
     certificate : SynthesisCertificate
     seconds : float
-        Fit and sampling, wall clock (a resumed fit adds what the killed run spent up to its checkpoint).
+        Fit, sampling and the utility report, wall clock (a resumed fit adds what the killed run spent up
+        to its checkpoint).
     fit_seconds : float
     delta : float or None
     resumed_from : int

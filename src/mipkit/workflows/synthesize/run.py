@@ -42,19 +42,44 @@ def _checked(data: PrivateTable, config: SynthesizeConfig) -> pd.DataFrame:
     from mipkit.data.io import check_not_mostly_numeric
     from mipkit.synthesizers.preprocess import infer_domain
 
-    table = drop_columns(data.table, list(config.drop) or None)
+    table = drop_columns(data.table, [*config.drop, *_id_columns(data, config)] or None)
     infer_domain(table, max_categories=len(table) + 1)  # refuses empty tables and all-missing columns
     for column in table.columns:  # a number column with a typo would become one category per value
         if not pd.api.types.is_numeric_dtype(table[column]):
             check_not_mostly_numeric(table[column], str(column))
     check_finite(table)
-    check_identifiers(table, declared=data.domain or ())
+    check_identifiers(table, declared=_public_domain(data, config.id_column) or ())
     if config.quality_target is not None and config.quality_target not in table.columns:
         raise MipkitValueError(
             f"The 'quality_target' parameter of synthesize {config.quality_target!r} is not a column of the "
             "table."
         )
     return table
+
+
+def _id_columns(data: PrivateTable, config: SynthesizeConfig) -> list[str]:
+    """The columns that name records: ``config.id_column`` and those the public domain marks so (each
+    must be a column of the table)."""
+    from mipkit.data.domain import IDENTIFIER
+
+    marked = [str(c) for c, spec in (data.domain or {}).items() if spec == IDENTIFIER]
+    named = [] if config.id_column is None else [config.id_column]
+    if config.id_column is not None and config.id_column not in set(map(str, data.table.columns)):
+        raise MipkitValueError(
+            f"The id column {config.id_column!r} is not a column of the table; its columns: "
+            f"{list(map(str, data.table.columns))}."
+        )
+    return [c for c in dict.fromkeys([*named, *marked]) if c in set(map(str, data.table.columns))]
+
+
+def _public_domain(data: PrivateTable, id_column: str | None = None) -> dict | None:
+    """The public domain without the entries of the id columns (those columns are left out of the
+    table)."""
+    from mipkit.data.domain import IDENTIFIER
+
+    if data.domain is None:
+        return None
+    return {str(c): s for c, s in data.domain.items() if s != IDENTIFIER and str(c) != id_column}
 
 
 def _domain(table: pd.DataFrame, data: PrivateTable, config: SynthesizeConfig) -> dict[str, Any]:
@@ -68,7 +93,7 @@ def _domain(table: pd.DataFrame, data: PrivateTable, config: SynthesizeConfig) -
     if data.domain is not None:
         if config.domain_share is not None:
             raise MipkitValueError("Give a public domain (--domain FILE) or --domain-share, not both.")
-        out["domain"] = check_domain(dict(data.domain), table)
+        out["domain"] = check_domain(_public_domain(data, config.id_column) or {}, table)
         out["train"] = conform(table, out["domain"])
         out["source"] = {"source": "public file", "epsilon": 0.0}
     if config.method == "ctgan":  # not private: it reads its own encoding from the data whatever the domain
@@ -136,6 +161,7 @@ def synthesize(
     dtypes = {str(col): table[col].dtype for col in table.columns}
     synthetic = restore_types(synth.sample(n_rows), dtypes, dom["domain"])
     estimate = dom["estimate"]
+    quality = _quality(table, synthetic, c)  # part of the run's time
     return SynthesizeResult(
         method=c.method,
         synthetic=synthetic,
@@ -149,7 +175,7 @@ def synthesize(
         fit_seconds=fit_seconds,
         delta=float(c.delta),
         resumed_from=int(getattr(synth, "resumed_from_", 0)),
-        quality=_quality(table, synthetic, c),
+        quality=quality,
     )
 
 
