@@ -42,17 +42,18 @@ class Tally:
     """A running count of the ``total`` units of ``stage``, reported to ``progress`` (``0`` at once).
 
     ``add(n)`` reports ``n`` more units done, never past ``total`` (from any thread); with
-    ``progress=None`` it does nothing.
+    ``progress=None``, or nothing to count (``total == 0``), it reports nothing.
     """
 
     def __init__(self, progress: Progress | None, stage: str, total: int) -> None:
         self.progress, self.stage, self.total, self.done = progress, stage, max(int(total), 0), 0
         self._lock = threading.Lock()  # the searches add from their threads
-        report(progress, stage, 0, self.total)
+        if self.total:
+            report(progress, stage, 0, self.total)
 
     def add(self, n: int = 1) -> None:
         """``n`` more units are finished."""
-        if self.progress is None:
+        if self.progress is None or not self.total:
             return
         with self._lock:
             self.done = min(self.done + int(n), self.total)

@@ -226,9 +226,7 @@ class _MarginalSynth:
         y = x + self.rng_.normal(0.0, sigma, x.size)
         return self._mbi.LinearMeasurement(y, clique, stddev=sigma)
 
-    def _estimate(
-        self, dom: Any, measurements: list, iters: int, warm: Any = None, steps: Tally | None = None
-    ) -> Any:
+    def _estimate(self, dom: Any, measurements: list, iters: int, warm: Any = None, steps: Any = None) -> Any:
         """Mirror descent on the measurements; ``steps.add(n)`` after each block of ``n`` steps is done."""
         from mbi.estimation import CALLBACK_EVERY, MirrorDescent
 
@@ -244,12 +242,8 @@ class _MarginalSynth:
         return MirrorDescent().estimate(dom, measurements, iters=iters, warm_start=warm, callback_fn=callback)
 
     def _step_counter(self, total: int) -> Tally | None:
-        """The :class:`Tally` of :meth:`_estimate`: ``progress("MST optimisation steps", done, total)``."""
-        return (
-            None
-            if self.progress is None
-            else Tally(self.progress, f"{self.method.upper()} optimisation steps", total)
-        )
+        """The :class:`Tally` of :meth:`_estimate` (``"MST optimisation steps"``); None without progress."""
+        return None if self.progress is None else Tally(self.progress, "MST optimisation steps", total)
 
     def sample(self, n_rows: int, *, random_state: int | None = None) -> pd.DataFrame:
         """``n_rows`` records from the fitted model (post-processing)."""
@@ -324,8 +318,6 @@ class MSTSynthesizer(_MarginalSynth):
             chosen.append(pick)
         two = [self._measure(ds, p, sigma * math.sqrt(len(chosen))) for p in chosen]
         self.model_ = self._estimate(dom, one + two, self.iters, steps=steps)
-        if steps is not None:
-            steps.finish()
         self.certificate_ = self._certificate({"tree": [self.disc_.names(p) for p in chosen], "sigma": sigma})
         return self
 
