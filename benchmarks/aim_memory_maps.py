@@ -38,7 +38,7 @@ def main() -> None:
     train, _ = load_bankchurners()
     clock, rows = time.perf_counter(), []
 
-    def progress(done: int, total: int) -> None:
+    def progress(stage: str, done: int, total: int) -> None:
         used, limit = peers_mbi.memory_maps()
         rows.append({"round": done, "seconds": time.perf_counter() - clock, "maps": used, "limit": limit})
         print(rows[-1], flush=True)

@@ -80,8 +80,7 @@ def test_workflow_reports_through_callbacks_and_prints_nothing(tmp_path, capsys)
         fast=True,
         n_models=4,
         seed=1,
-        say=said.append,
-        progress=lambda d, t: fits.append((d, t)),
+        progress=lambda s, d, t: said.append(s) if t == 0 else fits.append((s, d, t)),
     )
     assert capsys.readouterr() == ("", "")  # the library draws nothing
     assert isinstance(res, DemoResult) and res.report == tmp_path / "d" / "report.html"
@@ -93,7 +92,11 @@ def test_workflow_reports_through_callbacks_and_prints_nothing(tmp_path, capsys)
     assert said[0] == demo_guarantee_sentence(1.0, eta_eps1)
     assert "81.6%" in said[0] and "0.316" in said[0]
     # each audit reports its 4 fits: (0, 4) first, (4, 4) last
-    assert fits.count((0, 4)) == 2 and fits.count((4, 4)) == 2 and all(t == 4 for _, t in fits)
+    audit_fits = [(d, t) for s, d, t in fits if s == "model fits"]
+    assert audit_fits.count((0, 4)) == 2 and audit_fits.count((4, 4)) == 2
+    assert all(t == 4 for _, t in audit_fits)
+    halves = [(d, t) for s, d, t in fits if s == "fits on random halves"]  # the spread's estimate
+    assert halves[0] == (0, 20) and halves[-1] == (20, 20)
     stored = read_results(tmp_path / "d")
     for key in ("summary", "eta_before", "eta_after", "certified_eta", "n_models", "n_targets"):
         assert stored[key] == res.results[key]

@@ -1,10 +1,10 @@
-"""The command line draws the progress the quiet library reports: FitProgress and fits_label."""
+"""The command line draws the progress the quiet library reports: ProgressBar and fits_label."""
 
 from __future__ import annotations
 
 import os
 
-from mipkit.cli._progress import FitProgress, fits_label
+from mipkit.cli._progress import ProgressBar, fits_label
 
 
 def test_fits_label_names_backend_and_workers():
@@ -16,13 +16,13 @@ def test_fits_label_names_backend_and_workers():
 
 
 def test_bar_goes_to_stderr_and_stages_end_it(capsys):
-    with FitProgress("fits (local, 2 workers)") as bar:
-        bar.say("Auditing [the] model...")
-        bar(0, 3)
-        bar(2, 3)
-        bar(3, 3)
-        bar.say("Next stage")
-        bar(1, 1)
+    with ProgressBar(labels={"model fits": "fits (local, 2 workers)"}) as bar:
+        bar("Auditing [the] model...", 0, 0)  # an uncounted stage: a line
+        bar("model fits", 0, 3)
+        bar("model fits", 2, 3)
+        bar("model fits", 3, 3)
+        bar("Next stage", 0, 0)
+        bar("model fits", 1, 1)
     out, err = capsys.readouterr()
     assert out == ""  # --json output on stdout stays clean
     assert "> Auditing [the] model..." in err  # printed as written, not read as Rich markup
@@ -31,24 +31,23 @@ def test_bar_goes_to_stderr_and_stages_end_it(capsys):
 
 
 def test_disabled_bar_prints_nothing(capsys):
-    with FitProgress("fits", enabled=False) as bar:
-        bar.say("hidden")
-        bar(1, 2)
+    with ProgressBar(enabled=False) as bar:
+        bar("hidden", 0, 0)
+        bar("model fits", 1, 2)
     assert capsys.readouterr() == ("", "")
 
 
-def test_stages_share_the_bar_with_its_eta(capsys):
-    """A workflow's stages (``progress(description, total)`` -> ``advance(n)``) each get the fits' bar,
-    with elapsed time and ETA, one after the other; an advance never runs past the total."""
-    with FitProgress() as bar:
-        adv = bar.stage("NNAA", 4)
-        adv(2)
-        adv(5)
-        bar.stage("DCR", 0)(1)
+def test_each_stage_gets_its_own_bar_with_its_eta(capsys):
+    """A new stage ends the bar of the one before and starts its own, with elapsed time and ETA."""
+    with ProgressBar() as bar:
+        bar("NNAA neighbour searches", 0, 4)
+        bar("NNAA neighbour searches", 4, 4)
+        bar("DCR", 0, 1)
+        bar("DCR", 1, 1)
     out, err = capsys.readouterr()
     assert out == ""
-    assert "NNAA" in err and "4/4" in err and "ETA" in err and "DCR" in err and "1/1" in err
-    assert err.index("4/4") < err.index("DCR")
+    assert "NNAA neighbour searches" in err and "4/4" in err and "ETA" in err and "DCR" in err
+    assert "1/1" in err and err.index("4/4") < err.index("DCR")
 
 
 def test_audit_synthetic_draws_its_stages_with_an_eta(tmp_path, capsys):

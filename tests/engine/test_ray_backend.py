@@ -30,7 +30,7 @@ def test_ray_backend_equals_local_backend(tmp_path):
             ledger=ledger,
             backend="ray",
             n_jobs=2,
-            progress=lambda done, total: calls.append((done, total)),
+            progress=lambda stage, done, total: calls.append((done, total)),
         )
         backends = {r["idx"]: r["meta"]["backend"] for r in ledger.records()}
     assert not ray.is_initialized()  # the local instance started for the run is shut down

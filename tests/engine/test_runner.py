@@ -44,12 +44,12 @@ def test_query_rows_and_a_quiet_engine(capsys):
     query = X[:17] + 0.1
     calls = []
     out = run_fits(
-        trainer, X, y, tasks[:2], query_X=query, n_jobs=1, progress=lambda d, t: calls.append((d, t))
+        trainer, X, y, tasks[:2], query_X=query, n_jobs=1, progress=lambda s, d, t: calls.append((s, d, t))
     )
     np.testing.assert_allclose(out, _direct(X, y, tasks[:2], query), rtol=1e-10, atol=1e-12)
     captured = capsys.readouterr()
     assert captured.out == "" and captured.err == ""
-    assert calls == [(0, 2), (1, 2), (2, 2)]
+    assert calls == [("model fits", 0, 2), ("model fits", 1, 2), ("model fits", 2, 2)]
 
 
 def test_progress_counts_resumed_fits_and_is_silent_when_nothing_is_left(tmp_path):
@@ -60,10 +60,11 @@ def test_progress_counts_resumed_fits_and_is_silent_when_nothing_is_left(tmp_pat
     with Ledger(tmp_path, "k") as ledger:
         run_fits(trainer, X, y, tasks[:3], ledger=ledger, n_jobs=1)
         calls = []
-        run_fits(trainer, X, y, tasks, ledger=ledger, n_jobs=1, progress=lambda d, t: calls.append((d, t)))
-        assert calls == [(3, 4), (4, 4)]
+        record = lambda s, d, t: calls.append((s, d, t))  # noqa: E731
+        run_fits(trainer, X, y, tasks, ledger=ledger, n_jobs=1, progress=record)
+        assert calls == [("model fits", 3, 4), ("model fits", 4, 4)]
         calls.clear()
-        run_fits(trainer, X, y, tasks, ledger=ledger, n_jobs=1, progress=lambda d, t: calls.append((d, t)))
+        run_fits(trainer, X, y, tasks, ledger=ledger, n_jobs=1, progress=record)
         assert calls == []  # every fit read back: nothing to report
 
 

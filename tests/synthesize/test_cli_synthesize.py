@@ -197,7 +197,7 @@ def test_killed_run_resumes_from_its_checkpoint(table, domain, tmp_path, capsys)
     class Killed(Exception):
         pass
 
-    def kill(done, total):
+    def kill(stage, done, total):
         if done == 5:
             raise Killed
 

@@ -30,7 +30,7 @@ def _model(**kw) -> DPWGANGP:
 
 
 def _kill_at(iteration: int):
-    def progress(done: int, total: int) -> None:
+    def progress(stage: str, done: int, total: int) -> None:
         if done == iteration:
             raise Killed
 

@@ -67,7 +67,7 @@ def test_killed_aim_fit_resumes_and_ends_like_an_uninterrupted_fit(tmp_path):
     whole = _aim().fit(df)
     ckpt = tmp_path / "aim.npz"
 
-    def kill(done, total):
+    def kill(stage, done, total):
         if done == 2:  # of 3 rounds
             raise Killed
 
@@ -158,7 +158,7 @@ def test_mst_reports_its_optimisation_steps_as_they_finish():
     from mipkit.synthesizers.peers_mbi import MSTSynthesizer
 
     calls: list[tuple[int, int]] = []
-    MSTSynthesizer(epsilon=5.0, iters=200, random_state=0, progress=lambda d, t: calls.append((d, t))).fit(
+    MSTSynthesizer(epsilon=5.0, iters=200, random_state=0, progress=lambda s, d, t: calls.append((d, t))).fit(
         _table()
     )
     totals = {t for _, t in calls}

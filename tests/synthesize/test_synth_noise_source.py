@@ -76,7 +76,7 @@ def test_a_resumed_fit_continues_the_secret_noise_stream(tmp_path):
     class Killed(Exception):
         pass
 
-    def kill(done, total):
+    def kill(stage, done, total):
         if done == 3:
             raise Killed
 

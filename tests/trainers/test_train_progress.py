@@ -1,6 +1,6 @@
 """Progress of DP-SGD training: ``fit(X, y, progress=...)`` and ``train_private(..., progress=...)`` report
-``progress(done, total)`` with ``done`` rising step by step to the steps the certificate counts, and a fit
-with progress is the fit without it."""
+``progress("DP-SGD steps", done, total)`` with ``done`` rising step by step to the steps the certificate
+counts, and a fit with progress is the fit without it."""
 
 from __future__ import annotations
 
@@ -21,8 +21,10 @@ class FakeBar:
 
     def __init__(self) -> None:
         self.calls: list[tuple[int, int]] = []
+        self.stages: set[str] = set()
 
-    def __call__(self, done: int, total: int) -> None:
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        self.stages.add(stage)
         self.calls.append((done, total))
 
 
@@ -47,6 +49,7 @@ def test_dpsgd_fit_reports_each_step_and_trains_the_same_model(data):
     bar = FakeBar()
     clf = DPSGDClassifier((4,), **kw).fit(X, y, progress=bar)
     _rising_to_total(bar.calls, clf.steps_)
+    assert bar.stages == {"DP-SGD steps"}
     assert clf.steps_ == clf.certificate_.steps == 2 * math.ceil(90 / 16)
     plain = DPSGDClassifier((4,), **kw).fit(X, y)
     for a, b in zip(clf.coefs_, plain.coefs_, strict=True):
@@ -58,6 +61,7 @@ def test_torch_mlp_fit_reports_each_step(data):
     bar = FakeBar()
     clf = TorchMLPClassifier((4,), epochs=3, batch_size=30, random_state=0).fit(X, y, progress=bar)
     _rising_to_total(bar.calls, clf.steps_)
+    assert bar.stages == {"SGD steps"}
 
 
 def test_train_private_passes_the_bar_to_the_fit(data):

@@ -9,10 +9,9 @@ low FPR, precision at base rates and the DCR protection scores are measured by :
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 import numpy as np
 
+from mipkit._progress import Progress
 from mipkit.data.neighbors import Table, kneighbors
 
 
@@ -22,7 +21,7 @@ def distance_to_closest_record(
     *,
     metric: str = "mixed",
     n_jobs: int = 2,
-    progress: Callable[[int], None] | None = None,
+    progress: Progress | None = None,
 ) -> np.ndarray:
     """DCR of each record: its distance to the closest synthetic record (exact, blocked or tree search)."""
     d, _ = kneighbors(records, synthetic, k=1, metric=metric, n_jobs=n_jobs, progress=progress)

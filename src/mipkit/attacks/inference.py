@@ -32,6 +32,7 @@ import pandas as pd
 from sklearn.exceptions import ConvergenceWarning
 from threadpoolctl import threadpool_limits
 
+from mipkit._progress import Progress
 from mipkit._random import RandomState, check_random_state
 from mipkit._validation import MipkitValueError, check_positive_int, check_probability
 from mipkit.data.attack_records import InferenceGuesses
@@ -50,7 +51,7 @@ def nearest_neighbor_guesses(
     known: Sequence[str],
     schema: TableSchema,
     n_jobs: int = 2,
-    progress: Callable[[int], None] | None = None,
+    progress: Progress | None = None,
     encoded: Callable[[pd.DataFrame], object] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Guess each target's secret as that of its nearest reference record on the known columns.

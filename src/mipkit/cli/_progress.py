@@ -1,16 +1,16 @@
-"""What the command line shows while the library works: Rich progress bars and stage lines on stderr.
+"""What the command line shows while the library works: one Rich progress bar on stderr.
 
-The library draws nothing; it reports through callbacks (``progress(done, total)`` for the fits of
-:func:`mipkit.engine.run_fits`, ``say(text)`` for the stages of a workflow). This module turns those
-callbacks into Rich output on stderr, so that ``--json`` output on stdout stays clean. Rich is imported
-only when something is drawn.
+The library draws nothing; it reports ``progress(stage, done, total)`` (:mod:`mipkit._progress`).
+:class:`ProgressBar` implements that protocol: a bar per stage, with its elapsed time and ETA, on stderr so
+that ``--json`` output on stdout stays clean. Rich is imported only when something is drawn.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["FitProgress", "fits_label"]
+__all__ = ["ProgressBar", "fits_label"]
 
 
 def fits_label(backend: str = "local", n_jobs: int = -1, address: str | None = None) -> str:
@@ -24,29 +24,33 @@ def fits_label(backend: str = "local", n_jobs: int = -1, address: str | None = N
     return f"fits ({backend}, {n} {unit}{'s' if n > 1 else ''})"
 
 
-class FitProgress:
-    """A Rich progress bar on stderr driven by ``progress(done, total)`` calls; also prints stage lines.
+class ProgressBar:
+    """A :class:`mipkit._progress.Progress` drawn with Rich on stderr.
 
-    The bar appears at the first call (so a run whose fits were all resumed from the ledger shows none) and
-    stays on screen when the stage ends. :meth:`say` ends the current bar and prints ``"> text"``; the next
-    call of the object starts a new bar. Disabled (``enabled=False``), it prints nothing.
+    ``bar(stage, done, total)`` starts a new bar when the stage changes (or a stage starts again from a
+    lower ``done``), with elapsed time and ETA, and leaves the finished one on screen; an uncounted stage
+    (``total == 0``) is printed as a line ``> stage``. A stage whose work was all done before (fits read back
+    from a ledger) shows no bar. Disabled (``enabled=False``, for ``--quiet`` / ``--json``), it prints
+    nothing.
 
     Parameters
     ----------
-    label : str
-        Text before the bar, e.g. :func:`fits_label`.
     enabled : bool
         False for ``--quiet`` / ``--json``.
+    labels : mapping, optional
+        The text shown for a stage in place of its name, e.g. ``{"model fits": fits_label()}``.
 
     Examples
     --------
-    >>> with FitProgress("fits", enabled=False) as bar:
-    ...     bar(0, 2); bar(2, 2)
+    >>> with ProgressBar(enabled=False) as bar:
+    ...     bar("model fits", 0, 2); bar("model fits", 2, 2)
     """
 
-    def __init__(self, label: str = "fits", *, enabled: bool = True) -> None:
-        self.label = label
+    def __init__(self, *, enabled: bool = True, labels: Mapping[str, str] | None = None) -> None:
         self.enabled = enabled
+        self.labels = dict(labels or {})
+        self._stage: str | None = None
+        self._done = 0
         self._bar: Any = None
         self._task: Any = None
         self._console: Any = None
@@ -58,60 +62,45 @@ class FitProgress:
             self._console = Console(stderr=True)
         return self._console
 
-    def __call__(self, done: int, total: int) -> None:
+    def __call__(self, stage: str, done: int, total: int) -> None:
         if not self.enabled:
             return
-        if self._bar is None:
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
-            )
+        if stage != self._stage or done < self._done or self._bar is None:
+            self.close()
+            self._stage, self._done = stage, done
+            if total <= 0:
+                from rich.markup import escape
 
-            self._bar = Progress(
-                TextColumn("[bold]{task.description}"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TextColumn("elapsed"),
-                TimeElapsedColumn(),
-                TextColumn("ETA"),
-                TimeRemainingColumn(),
-                console=self._stderr(),
-            )
-            self._task = self._bar.add_task(self.label, total=total, completed=done)
-            self._bar.start()
+                self._stderr().print(f"[bold]>[/bold] {escape(self.labels.get(stage, stage))}")
+                return
+            self._start(stage, done, total)
         else:
+            self._done = done
             self._bar.update(self._task, total=total, completed=done)
 
-    def stage(self, description: str, total: int) -> Any:
-        """End the current bar and start one for a stage of ``total`` units; returns ``advance(n)``.
+    def _start(self, stage: str, done: int, total: int) -> None:
+        from rich.markup import escape
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
 
-        The shape of a workflow that reports stages as ``progress(description, total)`` factories (e.g.
-        :func:`mipkit.workflows.audit_synthetic.run.audit_synthetic`): each stage gets the same bar, with its
-        elapsed time and ETA.
-        """
-        self.close()
-        self.label = description
-        total = max(int(total), 1)
-        done = [0]
-        self(0, total)
-
-        def advance(n: int = 1) -> None:
-            done[0] = min(done[0] + int(n), total)
-            self(done[0], total)
-
-        return advance
-
-    def say(self, text: str) -> None:
-        """End the current bar and print ``> text`` (a workflow stage) on stderr."""
-        self.close()
-        if self.enabled:
-            from rich.markup import escape
-
-            self._stderr().print(f"[bold]>[/bold] {escape(text)}")
+        self._bar = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("elapsed"),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            console=self._stderr(),
+        )
+        self._task = self._bar.add_task(escape(self.labels.get(stage, stage)), total=total, completed=done)
+        self._bar.start()
 
     def close(self) -> None:
         """Stop the current bar, leaving its last state on screen (idempotent)."""
@@ -120,7 +109,7 @@ class FitProgress:
             self._bar = None
             self._task = None
 
-    def __enter__(self) -> FitProgress:
+    def __enter__(self) -> ProgressBar:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -243,7 +243,7 @@ def register(app: typer.Typer) -> None:
 def _run(ctx: typer.Context) -> None:
     """Flags to the records and the config, the audit, then its paragraph and tables (exit 1 on a finding)."""
     from mipkit._runfolder import lock_run_folder
-    from mipkit.cli._progress import FitProgress, fits_label
+    from mipkit.cli._progress import ProgressBar, fits_label
     from mipkit.cli.options import allow_models, check_count, check_out_folder
     from mipkit.report.audit_console import json_view, print_human
     from mipkit.workflows._records import LabelledTable
@@ -268,9 +268,9 @@ def _run(ctx: typer.Context) -> None:
     check_count("--targets", config.n_targets, kind="targets", minimum=None)
     check_count("--ltu-rounds", config.ltu_rounds, kind="fits")
     run_dir = check_out_folder(flags["out"])
-    label = fits_label(config.backend, config.n_jobs, config.address)
+    labels = {"model fits": fits_label(config.backend, config.n_jobs, config.address)}
     shown = not (flags["quiet"] or flags["as_json"])
-    with FitProgress(label, enabled=shown) as progress, lock_run_folder(run_dir):
+    with ProgressBar(enabled=shown, labels=labels) as progress, lock_run_folder(run_dir):
         result = audit(records, config, run_dir=run_dir, progress=progress, report=not flags["no_report"])
 
     def show(results: dict, folder: Path) -> None:

@@ -118,7 +118,7 @@ def register(app: typer.Typer) -> None:
         Long only by its option declarations: flags -> :class:`AuditFittedConfig`, files -> the release.
         """
         from mipkit._runfolder import lock_run_folder
-        from mipkit.cli._progress import FitProgress, fits_label
+        from mipkit.cli._progress import ProgressBar, fits_label
         from mipkit.cli.options import check_count, check_n_jobs, check_out_folder
         from mipkit.data.io import read_table
         from mipkit.workflows.audit_fitted import AuditFittedConfig, FittedRelease, audit_fitted
@@ -141,8 +141,8 @@ def register(app: typer.Typer) -> None:
         pop = read_table(population) if population is not None else None
         # a model of another kind, or members that are non-members, refused before the run folder is made
         release = FittedRelease(model, members_table, non_members_table, population=pop)
-        label = fits_label(backend, n_jobs, address)
-        with FitProgress(label, enabled=not (quiet or as_json)) as progress, lock_run_folder(run_dir):
+        labels = {"reference fits": f"reference {fits_label(backend, n_jobs, address)}"}
+        with ProgressBar(enabled=not (quiet or as_json), labels=labels) as progress, lock_run_folder(run_dir):
             result = audit_fitted(release, config, run_dir=run_dir, progress=progress)
             result.write(run_dir, report=not no_report)
         finish(result, run_dir, as_json)

@@ -84,7 +84,10 @@ def register(app: typer.Typer) -> None:
         records = LabelledTable(data, target=target)
         if out is not None:
             hold_run_folder(out)  # checked, and locked until the command ends
-        result = run(records, config, run_dir=out)
+        from mipkit.cli._progress import ProgressBar
+
+        with ProgressBar(enabled=not as_json) as bar:
+            result = run(records, config, run_dir=out, progress=bar)
         if as_json:
             echo_json(result.to_dict())
         else:

@@ -229,7 +229,7 @@ def register(app: typer.Typer) -> None:
         """Audit synthetic data: NNAA privacy loss, DCR attack, attribute inference vs non-member baseline.
 
         (Long only by its option declarations.)"""
-        from mipkit.cli._progress import FitProgress
+        from mipkit.cli._progress import ProgressBar
         from mipkit.cli.flag_errors import flag_errors
         from mipkit.cli.options import comma_names, config_from_flags, hold_run_folder
         from mipkit.workflows.audit_synthetic import AuditSyntheticConfig, audit_synthetic
@@ -252,7 +252,7 @@ def register(app: typer.Typer) -> None:
             preload_plotting()
         paths = {"original": original, "synthetic": synthetic, "control": control, "holdout": holdout}
         data = _release(paths, cert)
-        with FitProgress(enabled=not as_json) as bar, flag_errors("audit_synthetic", FIELD_FLAGS):
-            result = audit_synthetic(data, config, progress=bar.stage)
+        with ProgressBar(enabled=not as_json) as bar, flag_errors("audit_synthetic", FIELD_FLAGS):
+            result = audit_synthetic(data, config, progress=bar)
         run_dir = result.write(out, report=not no_report, target_outcomes=include_target_outcomes)
         _show(result, run_dir, as_json, report=not no_report)

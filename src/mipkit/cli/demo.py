@@ -35,14 +35,17 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Audit -> protect (MIP noise) -> audit again on breast-cancer data; writes a before/after report."""
         from mipkit._runfolder import lock_run_folder
-        from mipkit.cli._progress import FitProgress, fits_label
+        from mipkit.cli._progress import ProgressBar, fits_label
         from mipkit.cli.options import check_count, check_out_folder, check_seed
         from mipkit.workflows.demo import run_demo
 
         check_count("--models", models, kind="models", minimum=4, even=True)
         check_seed(seed)
-        with FitProgress(fits_label(), enabled=not as_json) as bar, lock_run_folder(check_out_folder(out)):
-            res = run_demo(out, fast=fast, seed=seed, n_models=models, progress=bar, say=bar.say)
+        with (
+            ProgressBar(enabled=not as_json, labels={"model fits": fits_label()}) as bar,
+            lock_run_folder(check_out_folder(out)),
+        ):
+            res = run_demo(out, fast=fast, seed=seed, n_models=models, progress=bar)
         if as_json:
             payload = {k: v for k, v in res.to_dict().items() if k not in JSON_LEFT_OUT}
             echo_json(payload)

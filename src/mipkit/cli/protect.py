@@ -43,28 +43,6 @@ DropColumnsOption = Annotated[
 ]
 
 
-def _progress(total: int, quiet: bool):
-    """A Rich progress bar on stderr (so --json stdout stays clean); returns (context, advance)."""
-    from contextlib import nullcontext
-
-    from rich.console import Console
-
-    if quiet or total <= 0 or not Console(stderr=True).is_terminal:  # no bar (nor blank line) in a log
-        return nullcontext(), None
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    bar = Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    )
-    task = bar.add_task("fits on random halves", total=total)
-    return bar, lambda k: bar.advance(task, k)
-
-
 def _print(paragraph: str, title: str, columns: list[tuple[str, str]], rows: list, notes: list[str]) -> None:
     """The answer: the paragraph for a DPIA, a blank line, the table, then the notes."""
     from rich.console import Console
@@ -154,9 +132,10 @@ def protect(
         include_estimates=include_estimates,
     )  # bad settings fail here, before any fitting
     rows = ProtectData.from_table(data, target, encode=encode, drop=drop or (), domain=domain)
-    ctx, advance = _progress(n_estimates if config.sigma is None else 0, quiet=False)
-    with ctx:
-        result = release(rows, config, progress=advance)
+    from mipkit.cli._progress import ProgressBar
+
+    with ProgressBar(enabled=not json_output) as bar:
+        result = release(rows, config, progress=bar)
     result.write(out)  # the previous model stays whole until replaced
     d = result.to_dict()
     if json_output:
@@ -235,9 +214,10 @@ def audit_noise(
     pool = ProtectData.from_table(
         data, target, encode=encode, drop=drop or (), domain=domain, owner="audit_noise"
     )
-    ctx, advance = _progress(n_reference + n_releases, quiet=False)
-    with ctx:
-        result = play(pool, config, progress=advance)
+    from mipkit.cli._progress import ProgressBar
+
+    with ProgressBar(enabled=not json_output) as bar:
+        result = play(pool, config, progress=bar)
     d = result.to_dict()
     if json_output:
         echo_json(d)

@@ -175,7 +175,7 @@ def register(app: typer.Typer) -> None:
         (Long only by its option declarations.)"""
         from pathlib import Path
 
-        from mipkit.cli._progress import FitProgress
+        from mipkit.cli._progress import ProgressBar
         from mipkit.cli.flag_errors import flag_errors
         from mipkit.cli.options import hold_run_folder
         from mipkit.data.domain import read_domain
@@ -187,7 +187,7 @@ def register(app: typer.Typer) -> None:
         hold_run_folder(out)  # checked, and locked until the command ends
         data_table = PrivateTable(read_table(data), dom)
         with (
-            FitProgress(f"{method}: training", enabled=not as_json) as bar,
+            ProgressBar(enabled=not as_json) as bar,
             flag_errors("synthesize", FIELD_FLAGS),
         ):
             result = synthesize(data_table, config, progress=bar, checkpoint=Path(out) / CHECKPOINT)

@@ -144,10 +144,10 @@ def register(app: typer.Typer) -> None:
             return
         from rich.console import Console
 
-        from mipkit.cli._progress import FitProgress
+        from mipkit.cli._progress import ProgressBar
         from mipkit.cli._tables import print_tables
 
-        with FitProgress("DP-SGD steps") as progress:  # the bar starts at the first step
+        with ProgressBar() as progress:  # the bar starts at the first step
             result = train_private(table, cfg, out=out, progress=progress)
         typer.echo(result.summary())
         typer.echo("")

@@ -13,9 +13,9 @@ bit-identical outputs with ``backend="local"`` (any ``n_jobs``) and ``backend="r
 Resume: with a :class:`~mipkit.engine.ledger.Ledger`, each finished fit is committed by the parent process as
 soon as it arrives, and tasks already in the ledger are not fitted again.
 
-Progress: the engine draws nothing. It reports to one optional callback ``progress(done, total)`` (counts of
-fits, those read back from the ledger included) and the caller - the command line's Rich bar, a notebook
-widget, a log line - decides what to show.
+Progress: the engine draws nothing. It reports to one optional ``progress(stage, done, total)``
+(:class:`mipkit._progress.Progress`; counts of fits, those read back from the ledger included) and the caller
+- the command line's Rich bar, a notebook widget, a log line - decides what to show.
 """
 
 from __future__ import annotations
@@ -24,12 +24,13 @@ import hashlib
 import os
 import warnings
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from contextlib import ExitStack
 from typing import Any
 
 import numpy as np
 
+from mipkit._progress import Progress
 from mipkit._validation import MipkitValueError, check_choice
 from mipkit.engine.ledger import Ledger, hash_array
 from mipkit.engine.tasks import FitTask, tasks_from_membership
@@ -40,7 +41,6 @@ __all__ = [
     "BACKENDS",
     "FitTask",
     "FitWarning",
-    "ProgressCallback",
     "resolve_n_jobs",
     "run_fits",
     "tasks_from_membership",
@@ -48,9 +48,8 @@ __all__ = [
 
 BACKENDS = ("local", "ray")
 
-#: ``progress(done, total)``: called by :func:`run_fits` with the number of fits finished so far (those read
-#: back from the ledger included) and the number of tasks of the run.
-ProgressCallback = Callable[[int, int], None]
+#: The stage :func:`run_fits` reports to ``progress`` by default (units: fits).
+STAGE = "model fits"
 
 
 class FitWarning(UserWarning):
@@ -135,28 +134,28 @@ def _task_keys(
     return keys
 
 
-def _check_progress(progress: Any) -> ProgressCallback | None:
+def _check_progress(value: Any) -> Progress | None:
     """The ``progress`` argument of :func:`run_fits` as a callable or None.
 
     A bool (the former "draw a Rich bar" switch) is accepted for backward compatibility and shows nothing:
-    the engine no longer draws; pass a callable ``progress(done, total)`` instead.
+    the engine no longer draws; pass a callable ``progress(stage, done, total)`` instead.
     """
-    if progress is None or progress is False:
+    if value is None or value is False:
         return None
-    if progress is True:
+    if value is True:
         warnings.warn(
             "run_fits(progress=True) no longer draws a progress bar: the engine reports to a callable "
-            "progress(done, total) and the caller decides what to show.",
+            "progress(stage, done, total) and the caller decides what to show.",
             DeprecationWarning,
             stacklevel=3,
         )
         return None
-    if not callable(progress):
+    if not callable(value):
         raise MipkitValueError(
-            "The 'progress' parameter of run_fits must be None or a callable progress(done, total). "
-            f"Got {type(progress).__name__} instead."
+            "The 'progress' parameter of run_fits must be None or a callable progress(stage, done, total). "
+            f"Got {type(value).__name__} instead."
         )
-    return progress
+    return value
 
 
 def run_fits(
@@ -170,7 +169,8 @@ def run_fits(
     backend: str = "local",
     n_jobs: int = -1,
     address: str | None = None,
-    progress: ProgressCallback | None = None,
+    progress: Progress | None = None,
+    stage: str = STAGE,
     n_classes: int | None = None,
 ) -> np.ndarray:
     """Fit one model per task and return every model's class probabilities on the query rows.
@@ -199,10 +199,12 @@ def run_fits(
     address : str, optional
         Ray cluster address (``"auto"``, ``"host:6379"``, ``"ray://host:10001"``); only with
         ``backend="ray"``.
-    progress : callable, optional
-        ``progress(done, total)``, called in this process once before the first new fit (``done`` = the
+    progress : Progress, optional
+        ``progress(stage, done, total)``, called in this process once before the first new fit (``done`` = the
         fits read back from the ledger) and after each fit finishes; ``total = len(tasks)``. Not called when
         every task is already in the ledger. The engine itself prints nothing.
+    stage : str
+        The stage named to ``progress`` (default ``"model fits"``; ``"reference fits"``, say).
     n_classes : int, optional
         Number of classes ``C`` (default ``max(y) + 1``).
 
@@ -226,7 +228,9 @@ def run_fits(
     X, y, query_X, n_classes = _check_inputs(trainer, X, y, tasks, query_X, n_classes)
     n_query = X.shape[0] if query_X is None else query_X.shape[0]
     keys = {} if ledger is None else _task_keys(trainer, X, y, query_X, tasks, n_classes)
-    results = _Results(np.empty((len(tasks), n_query, n_classes)), tasks, ledger, keys, backend, report)
+    results = _Results(
+        np.empty((len(tasks), n_query, n_classes)), tasks, ledger, keys, backend, report, stage
+    )
     todo = [task for task in tasks if task.index not in results.reuse()]
     if not todo:
         return results.out
@@ -281,9 +285,11 @@ class _Results:
         ledger: Ledger | None,
         keys: dict[int, str],
         backend: str,
-        report: ProgressCallback | None,
+        report: Progress | None,
+        stage: str,
     ) -> None:
         self.out, self.ledger, self.keys, self.backend, self.report = out, ledger, keys, backend, report
+        self.stage = stage
         self.position = {task.index: j for j, task in enumerate(tasks)}
         self.total = len(tasks)
         self.done = 0
@@ -311,7 +317,7 @@ class _Results:
 
     def report_done(self) -> None:
         if self.report is not None:
-            self.report(self.done, self.total)
+            self.report(self.stage, self.done, self.total)
 
     def put(self, index: int, proba: np.ndarray, meta: dict) -> None:
         """One finished fit: stored, committed to the ledger, reported."""

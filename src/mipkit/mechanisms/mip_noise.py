@@ -48,6 +48,7 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone
 from sklearn.utils import _safe_indexing
 from sklearn.utils.metaestimators import available_if
 
+from mipkit._progress import Progress
 from mipkit._random import RandomState, check_noise_seed, noise_generator, noise_source, spawn_seeds
 from mipkit._validation import MipkitValueError
 from mipkit.game.splits import membership_probability, random_half, random_halves
@@ -228,15 +229,15 @@ class MIPNoise(MetaEstimatorMixin, BaseEstimator):
         check_noise_seed(self.noise_seed, owner="MIPNoise")
         return p, attrs
 
-    def fit(self, X: Any, y: Any = None, *, progress: Callable[[int], None] | None = None) -> MIPNoise:
+    def fit(self, X: Any, y: Any = None, *, progress: Progress | None = None) -> MIPNoise:
         """Train, calibrate and add the noise.
 
         Parameters
         ----------
         X, y : array-like
             The data (see ``train_on``).
-        progress : callable, optional
-            Called with 1 after each sigma-estimation fit (the CLI's progress bar).
+        progress : Progress, optional
+            ``progress("fits on random halves", done, total)`` over the sigma-estimation fits.
         """
         p, attrs = self._validate()
         n = num_samples(X)

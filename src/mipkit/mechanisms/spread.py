@@ -11,7 +11,7 @@ parameter vectors; :func:`estimate_spread` turns those vectors into per-coordina
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +20,7 @@ from joblib import Parallel, delayed
 from sklearn.base import clone
 from sklearn.utils import _safe_indexing
 
+from mipkit._progress import Progress, Tally
 from mipkit._random import RandomState, check_random_state, spawn_seeds
 from mipkit._validation import MipkitValueError, check_choice, check_interval, check_positive_int
 from mipkit.game.splits import random_halves
@@ -38,6 +39,8 @@ __all__ = [
 ]
 
 DEFAULT_ATTRIBUTES = ("coef_", "intercept_")
+#: The stage :func:`fit_on_halves` reports to ``progress`` (units: fits).
+STAGE = "fits on random halves"
 
 
 @dataclass(frozen=True)
@@ -214,7 +217,7 @@ def fit_on_halves(
     attributes: Sequence[str] = DEFAULT_ATTRIBUTES,
     random_state: RandomState = None,
     n_jobs: int | None = None,
-    progress: Callable[[int], None] | None = None,
+    progress: Progress | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Fit clones of ``estimator`` on ``n_fits`` random halves of ``(X, y)``, in parallel (joblib).
 
@@ -230,6 +233,8 @@ def fit_on_halves(
     outputs : ndarray (n_fits, d)
         ``outputs[b]`` is the parameter vector fitted on the rows ``halves[b]``.
     halves : bool ndarray (n_fits, n)
+
+    ``progress("fits on random halves", done, n_fits)`` after each fit.
     """
     n_fits = check_positive_int("n_fits", n_fits, owner="fit_on_halves")
     n = num_samples(X)
@@ -240,6 +245,7 @@ def fit_on_halves(
     seeds = spawn_seeds(rng, n_fits)
     outputs: np.ndarray | None = None
     attrs = tuple(attributes)
+    tally = Tally(progress, STAGE, n_fits)
     results = Parallel(n_jobs=n_jobs, return_as="generator")(
         delayed(_fit_one)(estimator, X, y, attrs, np.flatnonzero(h), s)
         for h, s in zip(halves, seeds, strict=True)
@@ -248,7 +254,6 @@ def fit_on_halves(
         if outputs is None:
             outputs = np.empty((n_fits, vec.size))
         outputs[i] = vec
-        if progress is not None:
-            progress(1)
+        tally.add()
     assert outputs is not None
     return outputs, halves

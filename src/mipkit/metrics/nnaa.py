@@ -37,17 +37,19 @@ Each term ``term_T = 1/(n_T n_S) sum_i g_T(i)`` and ``term_S`` is returned separ
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from mipkit._progress import Pooled, Progress
 from mipkit._random import RandomState, check_random_state
 from mipkit._validation import MipkitValueError, check_choice, check_positive_int, check_probability
 from mipkit.data.neighbors import Table, _n_rows, _take, kneighbors, kneighbors_both_ways
 from mipkit.metrics.nnaa_intervals import jackknife_values, jackknife_variance, neighbourhood_variance
 
 TIES = ("average", "strict", "nonstrict")
+#: The stage the neighbour searches of an adversarial accuracy report to ``progress`` (units: rows).
+STAGE = "NNAA neighbour searches"
 
 
 def _counts(s: np.ndarray, o1: np.ndarray, o2: np.ndarray, m: int, ties: str) -> np.ndarray:
@@ -174,7 +176,7 @@ def adversarial_accuracy(
     metric: str = "mixed",
     ties: str = "average",
     n_jobs: int = 2,
-    progress: Callable[[int], None] | None = None,
+    progress: Progress | None = None,
 ) -> AdversarialAccuracy:
     """Unbiased nearest-neighbour adversarial accuracy of two tables (Pedersen eqs. 4.1-4.8).
 
@@ -185,12 +187,14 @@ def adversarial_accuracy(
     (:mod:`mipkit.metrics.nnaa_intervals`). The expectation is 1/2 only when ``|T| = |S|``;
     :func:`privacy_loss` subsamples to equal sizes.
     """
-    kw = {"metric": metric, "n_jobs": n_jobs, "progress": progress}
     n_t, n_s = _n_rows(T), _n_rows(S)
+    pooled = Pooled(progress, STAGE, 2 * n_t + n_s)  # T in T, S in S, T in S (both ways)
+    kw = {"metric": metric, "n_jobs": n_jobs, "progress": pooled}
     if min(n_t, n_s) < 3:  # too small for the jackknife's second own / third other neighbour
         t_own, t_own_i = kneighbors(T, T, k=1, exclude_self=True, **kw)
         s_own, s_own_i = kneighbors(S, S, k=1, exclude_self=True, **kw)
         (t_other, t_other_i), (s_other, s_other_i) = kneighbors_both_ways(T, S, k=2, **kw)
+        pooled.finish()
         aa = adversarial_accuracy_from_distances(t_own[:, 0], t_other, s_own[:, 0], s_other, ties=ties)
         return replace(
             aa,
@@ -202,6 +206,7 @@ def adversarial_accuracy(
     t_own, t_own_i = kneighbors(T, T, k=2, exclude_self=True, **kw)
     s_own, s_own_i = kneighbors(S, S, k=2, exclude_self=True, **kw)
     (t_other, t_other_i), (s_other, s_other_i) = kneighbors_both_ways(T, S, k=3, **kw)
+    pooled.finish()
     aa = adversarial_accuracy_from_distances(
         t_own[:, 0], t_other[:, :2], s_own[:, 0], s_other[:, :2], ties=ties
     )
@@ -409,7 +414,7 @@ def privacy_loss(
     confidence: float = 0.95,
     random_state: RandomState = None,
     n_jobs: int = 2,
-    progress: Callable[[int], None] | None = None,
+    progress: Progress | None = None,
 ) -> PrivacyLoss:
     """Privacy loss ``AA(test, synthetic_2) - AA(train, synthetic_1)`` (Yale et al. eq. 2.14, unbiased NNAA).
 
@@ -452,9 +457,11 @@ def privacy_loss(
     if n < 3:
         raise MipkitValueError(f"privacy_loss needs at least 3 rows in each set. Got {n}.")
     sub = [_take(x, np.sort(rng.choice(_n_rows(x), size=n, replace=False))) for x in sets]
-    kw = {"metric": metric, "ties": ties, "n_jobs": n_jobs, "progress": progress}
+    pooled = Pooled(progress, STAGE, 6 * n)  # two adversarial accuracies of 3 n rows searched each
+    kw = {"metric": metric, "ties": ties, "n_jobs": n_jobs, "progress": pooled}
     aa_train = adversarial_accuracy(sub[0], sub[1], **kw)
     aa_test = adversarial_accuracy(sub[2], sub[3], **kw)
+    pooled.finish()
     if interval in _DETAIL:
         intervals = _normal_intervals(aa_train, aa_test, confidence, interval)
     else:

@@ -24,13 +24,13 @@ from __future__ import annotations
 import io
 import math
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from mipkit._progress import Progress, report
 from mipkit._random import check_noise_seed, check_random_state, noise_generator, noise_source, spawn_seed
 from mipkit._validation import (
     MipkitValueError,
@@ -49,7 +49,7 @@ from mipkit.synthesizers.preprocess import TabularEncoder
 
 __all__ = ["DPWGANGP"]
 
-Progress = Callable[[int, int], None]
+STAGE = "DP-WGAN-GP generator steps"
 
 
 def _check_budget(epsilon: float | None, delta: float, target: Any) -> tuple[float | None, float]:
@@ -118,8 +118,9 @@ class DPWGANGP:
         The Poisson batches and the Gaussian noise, which the accounting treats as unknown to the attacker,
         come from OS entropy unless this is given; with it the same ``random_state`` and ``noise_seed`` give
         the same generator, which then is not private against anyone who holds ``noise_seed``.
-    progress : callable, optional
-        ``progress(done, total)`` after each generator iteration (the library prints nothing).
+    progress : Progress, optional
+        ``progress("DP-WGAN-GP generator steps", done, total)`` after each generator iteration (the library
+        prints nothing).
     checkpoint : path, optional
         A file that keeps the training state (networks, optimisers, random generators, step, history) every
         ``checkpoint_every`` generator iterations. A :meth:`fit` killed part-way and started again with the
@@ -312,8 +313,7 @@ class DPWGANGP:
         if saved is not None:  # a killed fit: continue where its last checkpoint left off
             start = run.restore(saved)
             self.resumed_from_, self.resumed_seconds_ = start, float(saved.get("seconds", 0.0))
-            if self.progress is not None:
-                self.progress(start, self.n_generator)
+            report(self.progress, STAGE, start, self.n_generator)
         for it in range(start, self.n_generator):
             for _ in range(self.n_critic):
                 run.critic_step(float(plan.noise_multipliers[run.step]))
@@ -321,8 +321,7 @@ class DPWGANGP:
             if self.checkpoint is not None and (it + 1) % self.checkpoint_every == 0:
                 seconds = self.resumed_seconds_ + time.perf_counter() - began
                 self._save_checkpoint(torch, run.state(key, it + 1, seconds))
-            if self.progress is not None:
-                self.progress(it + 1, self.n_generator)
+            report(self.progress, STAGE, it + 1, self.n_generator)
         if self.checkpoint is not None:
             self.checkpoint.unlink(missing_ok=True)
         self.history_ = {k: np.asarray(v) for k, v in run.hist.items()}

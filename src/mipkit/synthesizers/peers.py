@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mipkit._progress import Progress, report
 from mipkit._random import spawn_seed
 from mipkit._validation import MipkitValueError, check_choice
 from mipkit.synthesizers._torch import require
@@ -74,7 +75,12 @@ class CTGANSynthesizer:
     method = "ctgan"
 
     def __init__(
-        self, *, epochs: int = 100, batch_size: int = 500, random_state: int | None = 0, progress: Any = None
+        self,
+        *,
+        epochs: int = 100,
+        batch_size: int = 500,
+        random_state: int | None = 0,
+        progress: Progress | None = None,
     ) -> None:
         self.epochs, self.batch_size, self.random_state, self.progress = (
             int(epochs),
@@ -89,6 +95,7 @@ class CTGANSynthesizer:
 
         from mipkit.synthesizers.certificate import uncertified
 
+        report(self.progress, "CTGAN training", 0, 1)
         seed = spawn_seed(self.random_state)
         torch.manual_seed(seed)
         np.random.seed(seed)  # noqa: NPY002 - ctgan draws from the global NumPy generator
@@ -102,8 +109,7 @@ class CTGANSynthesizer:
         self.certificate_ = uncertified(
             "ctgan", details={"epochs": self.epochs, "batch_size": self.batch_size}
         )
-        if self.progress is not None:
-            self.progress(1, 1)
+        report(self.progress, "CTGAN training", 1, 1)
         return self
 
     def sample(self, n_rows: int, *, random_state: int | None = None) -> pd.DataFrame:
@@ -130,7 +136,7 @@ def make_synthesizer(
     domain: dict | None = None,
     random_state: int | None = 0,
     noise_seed: int | None = None,
-    progress: Any = None,
+    progress: Progress | None = None,
     **options: Any,
 ) -> Any:
     """The synthesizer of ``method`` (module table), unfitted.

@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 from scipy import optimize, special
 
+from mipkit._progress import Progress, Tally, report
 from mipkit._random import check_noise_seed, check_random_state, noise_generator, noise_source, spawn_seed
 from mipkit._validation import MipkitValueError
 from mipkit.synthesizers._torch import require
@@ -196,7 +197,7 @@ class _MarginalSynth:
         domain: dict | None = None,
         random_state: int | None = 0,
         noise_seed: int | None = None,
-        progress: Any = None,
+        progress: Progress | None = None,
     ) -> None:
         if not epsilon > 0 or not 0 < delta < 1:
             raise MipkitValueError(
@@ -226,7 +227,7 @@ class _MarginalSynth:
         return self._mbi.LinearMeasurement(y, clique, stddev=sigma)
 
     def _estimate(self, dom: Any, measurements: list, iters: int, warm: Any = None, steps: Any = None) -> Any:
-        """Mirror descent on the measurements; ``steps(n)`` after each block of ``n`` steps is done."""
+        """Mirror descent on the measurements; ``steps.add(n)`` after each block of ``n`` steps is done."""
         from mbi.estimation import CALLBACK_EVERY, MirrorDescent
 
         drop_compiled_programs_if_many()
@@ -236,17 +237,13 @@ class _MarginalSynth:
 
             def callback(value: Any) -> None:
                 jax.block_until_ready(value)  # the steps run asynchronously: count them once done
-                steps(CALLBACK_EVERY)
+                steps.add(CALLBACK_EVERY)
 
         return MirrorDescent().estimate(dom, measurements, iters=iters, warm_start=warm, callback_fn=callback)
 
-    def _step_counter(self, total: int) -> Any:
-        """``steps(n)`` for :meth:`_estimate` that reports ``progress(done, total)`` in optimisation steps."""
-        if self.progress is None:
-            return None
-        self.progress(0, total)
-        blocks = itertools.count(1)  # each call is one more block of n steps
-        return lambda n: self.progress(min(next(blocks) * n, total), total)
+    def _step_counter(self, total: int) -> Tally | None:
+        """The :class:`Tally` of :meth:`_estimate` (``"MST optimisation steps"``); None without progress."""
+        return None if self.progress is None else Tally(self.progress, "MST optimisation steps", total)
 
     def sample(self, n_rows: int, *, random_state: int | None = None) -> pd.DataFrame:
         """``n_rows`` records from the fitted model (post-processing)."""
@@ -422,8 +419,8 @@ class AIMSynthesizer(_MarginalSynth):
                 state["seconds"] = self.resumed_seconds_ + time.perf_counter() - began
                 self._save_checkpoint(key, state, meas, model)
                 clock = time.monotonic()
-            if self.progress is not None:
-                self.progress(min(t, rounds), rounds)
+            report(self.progress, "AIM rounds", min(t, rounds), rounds)
+        report(self.progress, "AIM rounds", rounds, rounds)  # the budget can end the rounds early
         self.model_ = self._estimate(dom, meas, self.iters, warm=model)
         if self.checkpoint is not None:
             self.checkpoint.unlink(missing_ok=True)

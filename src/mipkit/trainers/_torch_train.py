@@ -27,13 +27,14 @@ clipping them took 57 ms of CPU per step against 10 ms for the factorised form (
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from mipkit._progress import Progress, Tally
 from mipkit._random import noise_generator
 from mipkit._validation import MipkitValueError
 
@@ -238,7 +239,7 @@ def train_stack(
     seeds: list[int],
     settings: TrainSettings,
     noise_seeds: list[int | None] | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
 ) -> StackResult:
     """Train one network per ``(Xs[m], Ys[m], seeds[m])``, all in one vectorised loop.
 
@@ -255,8 +256,9 @@ def train_stack(
     settings : TrainSettings
     noise_seeds : list of int or None, optional
         Per model; None (the default, or an entry None): the DP-SGD batches and noise come from OS entropy.
-    progress : callable, optional
-        ``progress(done, total)`` after each step (``total``: the longest model's steps); it draws nothing.
+    progress : Progress, optional
+        ``progress(stage, done, total)`` after each step (``stage``: ``"DP-SGD steps"`` with noise, else
+        ``"SGD steps"``; ``total``: the longest model's steps); it draws nothing.
 
     Returns
     -------
@@ -267,12 +269,10 @@ def train_stack(
     with _deterministic(torch, settings.n_threads):
         stack = _Stack(torch, Xs, Ys, seeds, noise_seeds, plan)
         total = max(plan.steps)
-        if progress is not None:
-            progress(0, total)
+        tally = Tally(progress, "SGD steps" if settings.noise_multiplier is None else "DP-SGD steps", total)
         for t in range(total):
             stack.step(t)
-            if progress is not None:
-                progress(t + 1, total)
+            tally.add()
     out = [[p[m].detach().numpy().copy() for p in stack.params] for m in range(len(Xs))]
     return StackResult(
         params=out, steps=plan.steps, sample_rate=plan.rates, expected_batch_size=plan.expected

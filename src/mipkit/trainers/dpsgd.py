@@ -30,6 +30,7 @@ import numpy as np
 from sklearn.base import clone
 
 from mipkit._defaults import DEFAULT_FPRS
+from mipkit._progress import Progress
 from mipkit._random import OS_ENTROPY, noise_source
 from mipkit._validation import MipkitValueError, check_choice, check_delta, check_positive, check_positive_int
 from mipkit.accounting.mechanisms import dpsgd_schedule
@@ -379,11 +380,11 @@ class DPSGDClassifier(TorchMLPClassifier):
 
     # ------------------------------------------------------------------------------------- training
     def _fit_stack(
-        self, Xs: list[np.ndarray], Ys: list[np.ndarray], seeds: list, progress: Any = None
+        self, Xs: list[np.ndarray], Ys: list[np.ndarray], seeds: list, progress: Progress | None = None
     ) -> list:
         """Train one clone per ``(Xs[m], Ys[m], seeds[m])``: models with the same number of rows share a
         plan (and a calibration) and train in vectorised stacks of ``max_models``;
-        ``progress(done, total)`` counts the DP-SGD steps of each stack in turn."""
+        ``progress(stage, done, total)`` counts the DP-SGD steps of each stack in turn."""
         from mipkit.trainers._torch_train import train_stack
 
         _, delta, rel, fprs = self._privacy()

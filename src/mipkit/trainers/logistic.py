@@ -19,6 +19,7 @@ import numpy as np
 from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
+from mipkit._progress import Progress
 from mipkit._validation import MipkitValueError, check_positive, check_positive_int
 from mipkit.trainers._lbfgs import batched_lbfgs
 from mipkit.trainers._params import store_params
@@ -43,10 +44,10 @@ def _check_X(X, owner: str, n_features: int | None = None) -> np.ndarray:
 class StackedFit:
     """``fit`` of a soft-target trainer through its batched ``_fit_stack`` (a stack of one model)."""
 
-    def fit(self, X, y, progress=None):
+    def fit(self, X, y, progress: Progress | None = None):
         """Fit on hard labels ``y`` (n,) or soft targets ``y`` (n, C); returns self.
 
-        ``progress(done, total)``, optional: called after each optimisation step by the trainers whose
+        ``progress(stage, done, total)``, optional: called after each optimisation step by the trainers whose
         ``_fit_stack`` takes it (the torch trainers: SGD steps); the library draws nothing.
         """
         owner = type(self).__name__

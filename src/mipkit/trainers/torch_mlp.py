@@ -10,12 +10,11 @@ clipped_gradient_sum`), equal to Opacus's step. :meth:`TorchMLPClassifier.fit` i
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 
+from mipkit._progress import Progress
 from mipkit._random import check_noise_seed, spawn_seed
 from mipkit._validation import MipkitValueError, check_positive, check_positive_int
 from mipkit.trainers._params import store_params
@@ -150,10 +149,10 @@ class TorchMLPClassifier(StackedFit, ClassifierMixin, BaseEstimator):
         return int(seed)
 
     def _fit_stack(
-        self, Xs: list[np.ndarray], Ys: list[np.ndarray], seeds: list, progress: Any = None
+        self, Xs: list[np.ndarray], Ys: list[np.ndarray], seeds: list, progress: Progress | None = None
     ) -> list:
         """Train one clone per ``(Xs[m], Ys[m], seeds[m])`` in vectorised stacks of ``max_models``;
-        ``progress(done, total)`` counts the steps of each stack in turn."""
+        ``progress(stage, done, total)`` counts the steps of each stack in turn."""
         from mipkit.trainers._torch_train import train_stack
 
         settings = self._settings()

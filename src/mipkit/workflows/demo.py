@@ -16,15 +16,16 @@ No network and no data files: the breast-cancer set ships with scikit-learn. :fu
    accuracy on a held-out test set (the protected model's: the mean over :data:`DEMO_RELEASES` noisy
    releases, whose noise comes from OS entropy).
 
-It prints nothing: stages are announced through ``say(text)`` and the fits through
-``progress(done, total)`` (see :func:`mipkit.engine.run_fits`); ``mipkit demo`` draws them.
+It prints nothing: it reports to ``progress(stage, done, total)`` (:mod:`mipkit._progress`): each step is
+announced as an uncounted stage (``done == total == 0``) and the fits are counted; ``mipkit demo`` draws
+them.
 """
 
 from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +33,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
 
+from mipkit._progress import Progress, announce
 from mipkit.game.trainers import register_trainer
 from mipkit.report.plain_language import (
     demo_certificate_sentence,
@@ -234,8 +236,7 @@ def run_demo(
     fast: bool = False,
     seed: int = 0,
     n_models: int | None = None,
-    progress: Callable[[int, int], None] | None = None,
-    say: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
 ) -> DemoResult:
     """Run the demo and write ``out``: ``before/``, ``after/``, ``results.json`` (kind ``"demo"``), report.
 
@@ -250,10 +251,9 @@ def run_demo(
     n_models : int, optional
         ``K`` models per audit (overrides ``fast``'s choice); ``min(K, 8)`` of them (4 with ``fast``) serve
         as targets.
-    progress : callable, optional
-        ``progress(done, total)`` for the fits of each audit (passed to :func:`mipkit.engine.run_fits`).
-    say : callable, optional
-        ``say(text)`` announces each stage.
+    progress : Progress, optional
+        ``progress(stage, done, total)``: each step announced (``done == total == 0``), then the fits of
+        each audit (:func:`mipkit.engine.run_fits`) and of the spread's estimate counted.
 
     Returns
     -------
@@ -266,10 +266,6 @@ def run_demo(
     from mipkit.mechanisms.mip_noise import MIPNoise
     from mipkit.report import rebuild_report, write_results
     from mipkit.workflows.audit import AuditConfig, audit
-
-    def announce(text: str) -> None:
-        if say is not None:
-            say(text)
 
     t0 = time.perf_counter()
     out = Path(out)
@@ -286,9 +282,9 @@ def run_demo(
     pool, X_test, y_test = _load(seed)
     out.mkdir(parents=True, exist_ok=True)
     certify = demo_guarantee_sentence(1.0, eta_from_dp(1.0))
-    announce(certify)
+    announce(progress, certify)
 
-    announce(f"Auditing an unprotected random forest ({K} models on random halves)...")
+    announce(progress, f"Auditing an unprotected random forest ({K} models on random halves)...")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         before = _fields(audit(pool, base, run_dir=out / "before", progress=progress, report=False))
@@ -296,8 +292,9 @@ def run_demo(
         acc_before = float(plain.score(X_test, y_test))
 
         announce(
+            progress,
             f"Protecting it: a logistic regression on {len(DEMO_FEATURES)} features (C = {DEMO_PROTECTED_C}) "
-            f"with MIP noise (eta = {DEMO_ETA}); estimating the spread over random halves once..."
+            f"with MIP noise (eta = {DEMO_ETA}); estimating the spread over random halves once...",
         )
         small, X_test_small = _features(pool, X_test, DEMO_FEATURES)
         calib = MIPNoise(
@@ -307,7 +304,7 @@ def run_demo(
             n_estimates=20 if fast else 50,
             train_on="half",
             random_state=seed,
-        ).fit(small.X, small.y)
+        ).fit(small.X, small.y, progress=progress)
         sigma = [float(s) for s in calib.certificate_.sigma]
         protected = AuditConfig(
             model=f"{__name__}.ProtectedLogisticRegression",
@@ -317,7 +314,7 @@ def run_demo(
             n_targets=T,
             seed=seed,
         )
-        announce("Auditing the protected model...")
+        announce(progress, "Auditing the protected model...")
         after = _fields(audit(small, protected, run_dir=out / "after", progress=progress, report=False))
         accs = [
             float(

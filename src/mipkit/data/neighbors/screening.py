@@ -15,10 +15,10 @@ candidate sets of rows whose test fails and ends in brute force (:func:`exact_ro
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 
 import numpy as np
 
+from mipkit._progress import Tally
 from mipkit.data.neighbors.kernels import (
     Kernel,
     Table,
@@ -259,7 +259,7 @@ def both_ways_part(
     metric: str,
     kk_row: int,
     kk_col: int,
-    progress: Callable[[int], None] | None,
+    tally: Tally,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Rows ``r0:r1`` of ``A`` against all of ``B`` with a symmetric screen: exact results for these rows
     (with an ``ok`` flag) and the column candidates (the ``kk_col`` smallest proxies of each ``B`` row over
@@ -292,8 +292,7 @@ def both_ways_part(
         dists.append(dist)
         idxs.append(idx)
         columns.end_block()
-        if progress is not None:
-            progress(len(rows))
+        tally.add(len(rows))
     columns.compact()
     return np.vstack(dists), np.vstack(idxs), np.concatenate(oks), columns.idx, columns.prox
 

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from mipkit._progress import Progress, Tally
 from mipkit._validation import MipkitValueError, check_choice, check_positive_int
 from mipkit.data.neighbors import screening
 from mipkit.data.neighbors.categorical_bound import CategoricalBound
@@ -34,7 +35,9 @@ from mipkit.data.tables import MixedArrays
 METRICS = ("mixed", "euclidean", "manhattan")
 ALGORITHMS = ("auto", "screened", "blocked", "kdtree")
 DEFAULT_BLOCK_BYTES = 256 * 2**20
-Progress = Callable[[int], None] | None  # called with the number of query rows finished after each block
+#: The stage name the searches report to ``progress`` (units: query rows).
+STAGE = "nearest neighbours"
+_SILENT = Tally(None, STAGE, 0)
 _MAX_TREE_COLUMNS = 10  # "auto" uses a KD-tree up to this many numeric columns
 
 
@@ -94,7 +97,7 @@ def kneighbors(
     algorithm: str = "auto",
     max_block_bytes: int = DEFAULT_BLOCK_BYTES,
     n_jobs: int = 2,
-    progress: Progress = None,
+    progress: Progress | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Exact ``k`` nearest neighbours of each query row among the reference rows.
 
@@ -118,8 +121,8 @@ def kneighbors(
         Memory budget of the distance blocks held at once (all threads together).
     n_jobs : int
         Threads for the blocked search.
-    progress : callable, optional
-        Called with the number of query rows finished after each block.
+    progress : Progress, optional
+        ``progress("nearest neighbours", done, total)`` in query rows, after each block.
 
     Returns
     -------
@@ -130,7 +133,15 @@ def kneighbors(
     """
     k, n_jobs = _check_search("kneighbors", query, reference, metric, algorithm, k, n_jobs)
     d, i = _kneighbors(
-        query, reference, k, metric, exclude_self, algorithm, max_block_bytes, n_jobs, progress
+        query,
+        reference,
+        k,
+        metric,
+        exclude_self,
+        algorithm,
+        max_block_bytes,
+        n_jobs,
+        Tally(progress, STAGE, _n_rows(query)),
     )
     return (snap_to_lattice(d, exact_lattice(query, reference)), i) if metric == "mixed" else (d, i)
 
@@ -144,7 +155,7 @@ def _kneighbors(
     algorithm: str,
     max_block_bytes: int,
     n_jobs: int,
-    progress: Callable[[int], None] | None,
+    tally: Tally,
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`kneighbors` after the argument checks, before the distances are put on their lattice."""
     n_q, n_r = _n_rows(query), _n_rows(reference)
@@ -162,16 +173,14 @@ def _kneighbors(
     if algorithm == "kdtree" or (algorithm == "auto" and tree_ok and n_feat <= _MAX_TREE_COLUMNS):
         if not tree_ok:
             raise MipkitValueError("algorithm='kdtree' needs numeric data without missing values.")
-        return _tree_search(
-            query, reference, k=k, metric=metric, exclude_self=exclude_self, progress=progress
-        )
+        return _tree_search(query, reference, k=k, metric=metric, exclude_self=exclude_self, tally=tally)
     if algorithm in ("auto", "screened"):
         prune = algorithm == "auto" and metric == "mixed" and reference.codes.shape[1] > 0
         return _screened_search(
-            query, reference, k=k, metric=metric, exclude_self=exclude_self, n_jobs=n_jobs, progress=progress,
+            query, reference, k=k, metric=metric, exclude_self=exclude_self, n_jobs=n_jobs, tally=tally,
             prune=prune,
         )  # fmt: skip
-    return _blocked_search(query, reference, k, metric, exclude_self, max_block_bytes, n_jobs, progress)
+    return _blocked_search(query, reference, k, metric, exclude_self, max_block_bytes, n_jobs, tally)
 
 
 def _stack(parts: list) -> tuple[np.ndarray, np.ndarray]:
@@ -187,7 +196,7 @@ def _blocked_search(
     exclude_self: bool,
     max_block_bytes: int,
     n_jobs: int,
-    progress: Progress,
+    tally: Tally,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Exact search over blocks of query rows against all reference rows, each block under budget.
 
@@ -210,8 +219,7 @@ def _blocked_search(
             dist = kernel.exact(q, cand)
         if exclude_self:  # self can only be a candidate when there are too few other rows
             dist[cand == own[:, None]] = np.inf
-        if progress is not None:
-            progress(min(rows, n_q - start))
+        tally.add(min(rows, n_q - start))
         return first_k(dist, cand, k)
 
     return _stack(run_blocks(run, [(s,) for s in range(0, n_q, rows)], n_jobs))
@@ -225,7 +233,7 @@ def _screened_search(
     metric: str,
     exclude_self: bool,
     n_jobs: int,
-    progress: Progress,
+    tally: Tally,
     prune: bool = False,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Screened search (:mod:`~mipkit.data.neighbors.screening`) of every query row: ``k + 2`` candidates,
@@ -244,8 +252,7 @@ def _screened_search(
         rows = np.arange(start, min(n_q, start + block))
         found = None if pruned is None else pruned.search(query, rows, k, exclude_self)
         if found is not None:  # the category mismatches pruned the block: exact, ties by index
-            if progress is not None:
-                progress(len(rows))
+            tally.add(len(rows))
             return found
         with lock:
             if not screens:
@@ -261,15 +268,14 @@ def _screened_search(
         if not ok.all():
             bad = np.flatnonzero(~ok)
             dist[bad], idx[bad] = screening.exact_rows(screen, query, reference, rows[bad], k, exclude_self)
-        if progress is not None:
-            progress(len(rows))
+        tally.add(len(rows))
         return dist, idx
 
     return _stack(run_blocks(run, [(s,) for s in range(0, n_q, block)], n_jobs))
 
 
 def _tree_search(
-    query: Table, reference: Table, *, k: int, metric: str, exclude_self: bool, progress: Progress
+    query: Table, reference: Table, *, k: int, metric: str, exclude_self: bool, tally: Tally
 ) -> tuple[np.ndarray, np.ndarray]:
     """scikit-learn's ``KDTree`` (Euclidean or L1) on complete numeric data; ``exclude_self`` drops each
     row's own index (or, where a duplicate took its place, the last of the ``k + 1`` found)."""
@@ -288,8 +294,7 @@ def _tree_search(
         keep[np.arange(len(q)), drop] = False
         dist = dist[keep].reshape(len(q), k)
         idx = idx[keep].reshape(len(q), k)
-    if progress is not None:
-        progress(len(q))
+    tally.add(len(q))
     return dist, idx.astype(np.int64)
 
 
@@ -301,7 +306,7 @@ def kneighbors_both_ways(
     metric: str = "mixed",
     algorithm: str = "auto",
     n_jobs: int = 2,
-    progress: Progress = None,
+    progress: Progress | None = None,
 ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """Exact ``k`` nearest neighbours of the rows of ``a`` in ``b`` AND of the rows of ``b`` in ``a``.
 
@@ -328,8 +333,8 @@ def kneighbors_both_ways(
         directions separately.
     n_jobs : int
         Threads (the rows of ``a`` are split into ``n_jobs`` contiguous parts).
-    progress : callable, optional
-        Called with the number of ``a`` rows finished after each block.
+    progress : Progress, optional
+        ``progress("nearest neighbours", done, total)`` in rows of ``a``, after each block.
 
     Returns
     -------
@@ -354,7 +359,7 @@ def kneighbors_both_ways(
         kw = {"k": k, "metric": metric, "algorithm": algorithm, "n_jobs": n_jobs}
         return kneighbors(a, b, progress=progress, **kw), kneighbors(b, a, **kw)
     (d_ab, i_ab), (d_ba, i_ba) = _both_ways_screened(
-        a, b, k=k, metric=metric, n_jobs=n_jobs, progress=progress
+        a, b, k=k, metric=metric, n_jobs=n_jobs, tally=Tally(progress, STAGE, n_a)
     )
     if metric == "mixed":
         lattice = exact_lattice(a, b)
@@ -363,7 +368,7 @@ def kneighbors_both_ways(
 
 
 def _both_ways_screened(
-    A: Table, B: Table, *, k: int, metric: str, n_jobs: int, progress: Progress
+    A: Table, B: Table, *, k: int, metric: str, n_jobs: int, tally: Tally
 ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """One pass over the ``A x B`` proxies of a symmetric screen serves ``A -> B`` and ``B -> A``."""
     screen = screening.Screen(B, metric, symmetric=True)
@@ -373,7 +378,7 @@ def _both_ways_screened(
     per = -(-n_a // n_parts)
 
     def run(r0: int, r1: int):
-        return screening.both_ways_part(screen, A, B, r0, r1, k, metric, kk_row, kk_col, progress)
+        return screening.both_ways_part(screen, A, B, r0, r1, k, metric, kk_row, kk_col, tally)
 
     parts = run_blocks(run, [(r0, min(n_a, r0 + per)) for r0 in range(0, n_a, per)], n_jobs)
     dist_ab, idx_ab = _stack(parts)
@@ -390,6 +395,6 @@ def _both_ways_screened(
         bad = np.flatnonzero(~ok)
         if bad.size:
             d[bad], i[bad] = _screened_search(
-                _take(q, bad), r, k=k, metric=metric, exclude_self=False, n_jobs=n_jobs, progress=None
+                _take(q, bad), r, k=k, metric=metric, exclude_self=False, n_jobs=n_jobs, tally=_SILENT
             )
     return (dist_ab, idx_ab), (dist_ba, idx_ba)

@@ -36,6 +36,7 @@ from typing import Any
 
 import numpy as np
 
+from mipkit._progress import Progress
 from mipkit._random import spawn_seeds
 from mipkit._validation import MipkitValueError
 from mipkit.attacks.ltu import LTUResult
@@ -94,7 +95,7 @@ def audit(
     config: AuditConfig | None = None,
     *,
     run_dir: str | Path | None = None,
-    progress=None,
+    progress: Progress | None = None,
     report: bool = True,
 ) -> AuditResult:
     """Audit the training procedure of ``config`` on the records ``data``.
@@ -110,9 +111,9 @@ def audit(
         Run folder (created if needed): the fits are committed to its ledger as they finish, so that the
         same audit run again resumes from it, and the result is written there (:meth:`AuditResult.write`).
         Without it nothing is written.
-    progress : callable, optional
-        ``progress(done, total)`` over the fits, handed to :func:`mipkit.engine.runner.run_fits` (the
-        library draws nothing itself).
+    progress : Progress, optional
+        ``progress("model fits", done, total)`` over the fits, handed to
+        :func:`mipkit.engine.runner.run_fits` (the library draws nothing itself).
     report : bool
         With ``run_dir``, also render ``report.html``.
 
@@ -164,7 +165,9 @@ def _game(n: int, config: AuditConfig) -> _Game:
     return _Game(in_mask=in_mask, tasks=tasks, eval_rng=np.random.default_rng(ss_eval))
 
 
-def _fit(trainer, ds: Dataset, game: _Game, config: AuditConfig, run_dir, progress) -> tuple[np.ndarray, str]:
+def _fit(
+    trainer, ds: Dataset, game: _Game, config: AuditConfig, run_dir, progress: Progress | None
+) -> tuple[np.ndarray, str]:
     """Every model's class probabilities on every record (read back from the run folder's ledger where it
     holds them), and the run key naming the fits."""
     from mipkit.engine.ledger import Ledger, make_run_key

@@ -24,7 +24,6 @@ random halves. Steps:
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +31,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from mipkit._progress import Progress
 from mipkit._validation import MipkitValueError
 from mipkit.data.tables import same_rows
 from mipkit.workflows.audit.config import RecordInfo
@@ -140,7 +140,7 @@ def _references(
     pool: tuple[pd.DataFrame, pd.Series] | None,
     *,
     run_dir: str | Path | None,
-    progress: Callable[[int, int], None] | None,
+    progress: Progress | None,
 ) -> tuple[list, str, dict]:
     """The reference models' outputs, the fits' run key and the design's lines."""
     engine = {
@@ -148,6 +148,7 @@ def _references(
         "n_jobs": config.n_jobs,
         "address": config.address,
         "progress": progress,
+        "stage": "reference fits",
     }
     return reference_outputs(
         release.model,
@@ -167,7 +168,7 @@ def audit_fitted(
     config: AuditFittedConfig | None = None,
     *,
     run_dir: str | Path | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
 ) -> AuditFittedResult:
     """Audit a fitted model on its training records (members) and records it did not see (non-members).
 
@@ -181,8 +182,9 @@ def audit_fitted(
     run_dir : path, optional
         The run folder of the reference fits' ledger (``ledger.sqlite``: re-running the same audit
         resumes); ``result.write(run_dir)`` writes the results beside it.
-    progress : callable, optional
-        ``progress(done, total)`` over the reference fits (:func:`mipkit.engine.runner.run_fits`).
+    progress : Progress, optional
+        ``progress("reference fits", done, total)`` over the reference fits
+        (:func:`mipkit.engine.runner.run_fits`).
 
     Returns
     -------

@@ -12,11 +12,11 @@ two-way cluster bootstrap interval over releases and targets (:mod:`mipkit.workf
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from mipkit._progress import Pooled, Progress
 from mipkit._random import check_random_state, noise_source, spawn_seeds
 from mipkit._validation import MipkitValueError
 from mipkit.attacks.bayes import membership_posterior, most_exposed_targets
@@ -109,7 +109,7 @@ def audit_noise(
     data: Any,
     config: AuditNoiseConfig | None = None,
     *,
-    progress: Callable[[int], None] | None = None,
+    progress: Progress | None = None,
 ) -> AuditNoiseResult:
     """The MIP game against ``MIPNoise(estimator, train_on="half")`` on the pool ``data``, with
     cluster-bootstrap intervals.
@@ -130,8 +130,8 @@ def audit_noise(
         The pool ``D``.
     config : AuditNoiseConfig, optional
         The model, its noise and the game's sizes; default ``AuditNoiseConfig()``.
-    progress : callable, optional
-        Called with 1 after each fit (reference and game).
+    progress : Progress, optional
+        ``progress(stage, done, total)`` over the ``"reference fits"``, then the ``"game fits"``.
 
     Returns
     -------
@@ -145,14 +145,18 @@ def audit_noise(
     targets = _targets(config, pool.n_records)
     estimator = config.estimator()
     seed_ref, seed_game, seed_boot, seed_noise, seed_iv = spawn_seeds(config.seed, 5)
-    fits = {"attributes": config.attributes, "n_jobs": config.n_jobs, "progress": progress}
+    fits = {"attributes": config.attributes, "n_jobs": config.n_jobs}
     reference = fit_on_halves(
-        estimator, pool.X, pool.y, n_fits=config.n_reference, random_state=seed_ref, **fits
-    )
+        estimator, pool.X, pool.y, n_fits=config.n_reference, random_state=seed_ref,
+        progress=Pooled(progress, "reference fits", config.n_reference), **fits,
+    )  # fmt: skip
     cal = _calibrate(config, reference, seed_boot)
     if targets is None:
         targets = most_exposed_targets(*reference, cal.noise.weights, config.n_targets)
-    game = fit_on_halves(estimator, pool.X, pool.y, n_fits=config.n_releases, random_state=seed_game, **fits)
+    game = fit_on_halves(
+        estimator, pool.X, pool.y, n_fits=config.n_releases, random_state=seed_game,
+        progress=Pooled(progress, "game fits", config.n_releases), **fits,
+    )  # fmt: skip
     result, correct = _play(game, reference, cal, targets, config, seed_noise)
     intervals = noise_intervals(correct, confidence=0.95, n_boot=config.n_boot, random_state=seed_iv)
     bound = cal.certificate.accuracy_bound  # max(k/n, 1 - k/n) + eta

@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from mipkit._progress import Progress, report
 from mipkit._random import spawn_seeds
 from mipkit._validation import MipkitValueError
 from mipkit.data.io import Dataset
@@ -53,7 +54,7 @@ def audit_one_run(
     config: AuditOneRunConfig | None = None,
     *,
     run_dir: str | Path | None = None,
-    progress=None,
+    progress: Progress | None = None,
 ) -> AuditOneRunResult:
     """Audit the trainer of ``config`` in one training run on the records ``data`` (module docstring).
 
@@ -66,8 +67,8 @@ def audit_one_run(
         Every setting (default ``AuditOneRunConfig()``).
     run_dir : path, optional
         Run folder: ``results.json`` is written there (:meth:`AuditOneRunResult.write`).
-    progress : callable, optional
-        ``progress(done, total)`` over the one fit.
+    progress : Progress, optional
+        ``progress("training run", done, 1)`` over the one fit.
 
     Returns
     -------
@@ -83,11 +84,9 @@ def audit_one_run(
     dataset = data.dataset(encode=config.encode, drop=config.drop, dropna=config.dropna)
     rng = np.random.default_rng(np.random.SeedSequence([int(config.seed), CANARY_STREAM]))
     canaries = _canaries(dataset, config, rng)
-    if progress is not None:
-        progress(0, 1)
+    report(progress, "training run", 0, 1)
     est, n_train, scores = _train_and_score(dataset, canaries, config, rng)
-    if progress is not None:
-        progress(1, 1)
+    report(progress, "training run", 1, 1)
     result = _result(est, scores, canaries, n_train, config, data, time.perf_counter() - clock)
     if run_dir is not None:
         result.write(run_dir)

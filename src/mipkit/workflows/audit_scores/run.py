@@ -17,13 +17,13 @@ records of one model), simultaneous over the attacks (docs/theory.md section 11)
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from mipkit._progress import Progress, Tally
 from mipkit._validation import MipkitValueError
 from mipkit.engine.ledger import hash_array
 from mipkit.metrics.attack_summary import summarize_attack
@@ -44,7 +44,7 @@ def audit_scores(
     data: Predictions | pd.DataFrame | str | Path,
     config: AuditScoresConfig | None = None,
     *,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
 ) -> AuditScoresResult:
     """Audit one fitted model from its outputs on members and non-members (see the module docstring).
 
@@ -56,8 +56,8 @@ def audit_scores(
         :func:`~mipkit.workflows.audit_scores.file.read_predictions` with the columns ``config`` names.
     config : AuditScoresConfig, optional
         The measurement and the column mapping (default: ``AuditScoresConfig()``).
-    progress : callable, optional
-        ``progress(done, total)`` over the audit's three steps (attacks, intervals, subgroups).
+    progress : Progress, optional
+        ``progress("audit steps", done, 3)`` over the audit's three steps (attacks, intervals, subgroups).
 
     Returns
     -------
@@ -150,17 +150,15 @@ def _setup(
     }
 
 
-def measure(
-    data: Predictions, config: MeasureConfig, *, progress: Callable[[int, int], None] | None = None
-) -> dict[str, Any]:
+def measure(data: Predictions, config: MeasureConfig, *, progress: Progress | None = None) -> dict[str, Any]:
     """The fields of an :class:`~mipkit.workflows.audit_scores.result.AuditScoresResult` (or of a result
     built on it) measured on ``data`` with the settings of ``config``."""
-    tick = progress or (lambda done, total: None)
+    steps = Tally(progress, "audit steps", 3)  # attacks, intervals, subgroups
     mem, target, y, kind = _target_arrays(data)
     probs, in_mask = _stacked(data, mem, target, kind)
     records = data.record_info(mem.size)
     inputs, scores, settings, skipped = attack_scores(probs, y, in_mask, config.attacks)
-    tick(1, 3)
+    steps.add()
     game = balanced_trials(mem, config.seed)  # the metrics: a game at the MIP prior 1/2
     summaries = _summaries(scores, mem, game, config)
     stats = headline_statistics(
@@ -172,7 +170,7 @@ def measure(
         random_state=np.random.default_rng(np.random.SeedSequence([config.seed, BOOT_STREAM])),
     )
     stats["method"] = RECORD_BOOTSTRAP_METHOD
-    tick(2, 3)
+    steps.add()
     names = np.asarray([str(c) for c in data.classes]) if len(data.classes) else np.arange(target.shape[1])
     slices = fitted_slices(  # on the game's records, as the summaries whose guesses it reads
         {row: np.asarray(sc).reshape(-1)[game] for row, sc in scores.items()},
@@ -186,7 +184,7 @@ def measure(
         n_boot=config.n_boot,
         random_state=np.random.default_rng(np.random.SeedSequence([config.seed, SLICES_STREAM])),
     )
-    tick(3, 3)
+    steps.add()
     info = {"import_path": "fitted model", "params": {}, **dict(data.model_info)}
     info.setdefault("fingerprint", hash_array(target)[:16])
     digest = hash_array(np.concatenate([probs.ravel(), in_mask.ravel(), y.astype(float)]))

@@ -9,13 +9,13 @@ linkability, when asked). Each takes its own seed, so that one stage left out le
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from mipkit._progress import Pooled, Progress, Tally
 from mipkit._random import check_random_state, spawn_seeds
 from mipkit.attacks.distance import dcr_scores, distance_to_closest_record
 from mipkit.attacks.inference import attribute_inference_guesses
@@ -39,8 +39,6 @@ __all__ = [
     "nnaa_stage",
 ]
 
-ProgressFactory = Callable[[str, int], Callable[[int], None]]
-
 
 @dataclass(frozen=True)
 class Encoded:
@@ -57,11 +55,9 @@ class Encoded:
 
 
 def nnaa_stage(
-    enc: Encoded, config: AuditSyntheticConfig, seed: Any, progress: ProgressFactory
+    enc: Encoded, config: AuditSyntheticConfig, seed: Any, progress: Progress | None
 ) -> PrivacyLoss:
     """NNAA on (training, synthetic half 1) and (unseen, synthetic half 2), and the privacy loss."""
-    n_est = min(len(enc.original), len(enc.synthetic) // 2, len(enc.nonmember))
-    n_est = min(n_est, config.max_nnaa_rows) if config.max_nnaa_rows else n_est
     return privacy_loss(
         enc.original,
         enc.nonmember,
@@ -73,12 +69,12 @@ def nnaa_stage(
         confidence=config.confidence,
         random_state=seed,
         n_jobs=config.n_jobs,
-        progress=progress("NNAA (4 neighbour searches x 2)", 8 * n_est),
+        progress=progress,
     )
 
 
 def dcr_stage(
-    enc: Encoded, config: AuditSyntheticConfig, seeds: list, progress: ProgressFactory
+    enc: Encoded, config: AuditSyntheticConfig, seeds: list, progress: Progress | None
 ) -> dict[str, Any]:
     """The DCR of (capped) training and unseen records, the DCR attack, the protection scores and the copy
     rates: ``scores``, ``dcr_attack``, ``overfitting_protection``, ``baseline_protection``, ``copies``.
@@ -92,7 +88,7 @@ def dcr_stage(
 
     rows_m = rows(len(enc.original))
     rows_h = rows(len(enc.nonmember)) if enc.nonmember is not None else np.empty(0, int)
-    adv = progress("DCR", rows_m.size + rows_h.size)
+    adv = Pooled(progress, "DCR", rows_m.size + rows_h.size)
     kw = {"metric": config.metric, "n_jobs": config.n_jobs}
     dcr_m = distance_to_closest_record(enc.take(enc.original, rows_m), enc.synthetic, progress=adv, **kw)
     frames = [pd.DataFrame({"set": "original", "row": rows_m, "member": 1, "dcr": dcr_m})]
@@ -151,11 +147,11 @@ def attribute_inference(
 
 def inference_stage(
     data: SyntheticRelease, config: AuditSyntheticConfig, schema: TableSchema, seeds: list,
-    progress: ProgressFactory,
+    progress: Progress | None,
 ) -> dict[str, InferenceResult]:  # fmt: skip
     """Attribute inference of every secret (one seed each), against the non-member baseline."""
     out: dict[str, InferenceResult] = {}
-    adv = progress("attribute inference", max(1, len(config.secrets)))
+    adv = Tally(progress, "attribute inference", len(config.secrets))
     for secret, seed in zip(config.secrets, seeds, strict=True):
         out[secret] = attribute_inference(
             data.original, data.synthetic, secret=secret, schema=schema, known=config.known,
@@ -163,7 +159,7 @@ def inference_stage(
             attacks=tuple(config.attacks), non_member_baseline=config.non_member_baseline,
             confidence=config.confidence, random_state=seed, n_jobs=config.n_jobs,
         )  # fmt: skip
-        adv(1)
+        adv.add(1)
     return out
 
 
@@ -193,7 +189,7 @@ def inference_family(
 
 
 def anonymity_stage(
-    data: SyntheticRelease, config: AuditSyntheticConfig, schema: TableSchema, progress: ProgressFactory,
+    data: SyntheticRelease, config: AuditSyntheticConfig, schema: TableSchema, progress: Progress | None,
     timings: dict[str, float],
 ) -> dict:  # fmt: skip
     """Singling out and linkability when asked, against the non-member set (their own seeds, so that
@@ -205,21 +201,21 @@ def anonymity_stage(
     nonmember, _ = data.nonmember
     if c.singling_out is not None:
         t0 = time.perf_counter()
-        adv = progress("singling out", 2)
+        adv = Tally(progress, "singling out", 1)
         out["singling_out"] = singling_out(
             data.original, data.synthetic, schema=schema, control=nonmember, n_predicates=c.singling_out,
             n_cols=c.singling_out_cols, confidence=c.confidence, random_state=seeds[0],
         )  # fmt: skip
-        adv(2)
+        adv.add(1)
         timings["singling_out"] = time.perf_counter() - t0
     if c.linkability is not None:
         t0 = time.perf_counter()
-        adv = progress("linkability", 1)
+        adv = Tally(progress, "linkability", 1)
         out["linkability"] = linkability(
             data.original, data.synthetic, schema=schema, aux_cols=c.linkability, control=nonmember,
             n_attacks=c.n_attacks, n_neighbors=c.linkability_neighbors, random_state=seeds[1],
             n_jobs=c.n_jobs,
         )  # fmt: skip
-        adv(1)
+        adv.add(1)
         timings["linkability"] = time.perf_counter() - t0
     return out

@@ -35,11 +35,11 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
 
+from mipkit._progress import Progress
 from mipkit._random import spawn_seeds
 from mipkit._validation import MipkitValueError
 from mipkit.data.tables import (
@@ -66,12 +66,6 @@ from mipkit.workflows.audit_synthetic.release import SyntheticRelease
 from mipkit.workflows.audit_synthetic.result import AuditSyntheticResult
 
 __all__ = ["audit_synthetic"]
-
-ProgressFactory = Callable[[str, int], Callable[[int], None]]
-
-
-def _no_progress(description: str, total: int) -> Callable[[int], None]:
-    return lambda n: None
 
 
 def _check(data: SyntheticRelease, config: AuditSyntheticConfig) -> TableSchema:
@@ -138,7 +132,7 @@ def audit_synthetic(
     data: SyntheticRelease,
     config: AuditSyntheticConfig | None = None,
     *,
-    progress: ProgressFactory | None = None,
+    progress: Progress | None = None,
 ) -> AuditSyntheticResult:
     """Run the synthetic-data audit (module docstring).
 
@@ -149,8 +143,9 @@ def audit_synthetic(
         optionally, the synthesizer's certificate.
     config : AuditSyntheticConfig, optional
         Every setting (default: ``AuditSyntheticConfig()``).
-    progress : callable, optional
-        ``progress(description, total)`` returns a callback ``advance(n)`` for one stage.
+    progress : Progress, optional
+        ``progress(stage, done, total)`` over the stages: ``"NNAA neighbour searches"``, ``"DCR"``,
+        ``"attribute inference"``, ``"singling out"``, ``"linkability"``.
 
     Returns
     -------
@@ -161,7 +156,6 @@ def audit_synthetic(
     c = AuditSyntheticConfig() if config is None else config
     data = _without_id(data, c.id_column)
     schema = _check(data, c)
-    progress = progress or _no_progress
     seeds = spawn_seeds(c.random_state, 4 + len(c.secrets))
     enc = _encode(data, c, schema)
     ties = None if enc is None else exact_ties(schema, c.metric, enc.original, enc.synthetic)

@@ -9,9 +9,9 @@ safe noise.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
+from mipkit._progress import Progress, report
 from mipkit.workflows.calibrate.config import CalibrateConfig
 from mipkit.workflows.calibrate.family import NoiseFamily
 from mipkit.workflows.calibrate.result import CalibrateResult
@@ -23,7 +23,7 @@ def calibrate(
     data: NoiseFamily | Any,
     config: CalibrateConfig | None = None,
     *,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
 ) -> CalibrateResult:
     """The smallest noise of a mechanism family whose certified risk meets the config's target.
 
@@ -35,8 +35,8 @@ def calibrate(
         families.parameter_family` calibrates any parameter of any record).
     config : CalibrateConfig, optional
         The target and the tolerance; default ``CalibrateConfig()`` (MIP eta at most 0.05).
-    progress : callable, optional
-        Not called: the search has no steps to count ahead.
+    progress : Progress, optional
+        ``progress("noise calibration", done, 1)``: one unit, reported when it starts and when it ends.
 
     Returns
     -------
@@ -56,5 +56,7 @@ def calibrate(
         family, label = data.family(), data.mechanism
     else:
         family, label = data, getattr(data, "label", "this mechanism family")
+    report(progress, "noise calibration", 0, 1)
     calibration = calibrate_noise(family, cfg.risk_target(), tolerance=cfg.tolerance)
+    report(progress, "noise calibration", 1, 1)
     return CalibrateResult(calibration=calibration, family=label, config=cfg)

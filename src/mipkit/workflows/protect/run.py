@@ -8,9 +8,9 @@ publish (no fits on halves, no secret half, no estimate of sigma unless asked fo
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
+from mipkit._progress import Progress
 from mipkit.workflows.protect.config import ProtectConfig
 from mipkit.workflows.protect.data import as_protect_data
 from mipkit.workflows.protect.result import ProtectResult
@@ -22,7 +22,7 @@ def protect(
     data: Any,
     config: ProtectConfig | None = None,
     *,
-    progress: Callable[[int], None] | None = None,
+    progress: Progress | None = None,
 ) -> ProtectResult:
     """Release a model trained on ``data`` with noise on its parameters, eta-MIP.
 
@@ -33,8 +33,8 @@ def protect(
         table, its levels from a public domain).
     config : ProtectConfig, optional
         The model and its noise; default ``ProtectConfig()``.
-    progress : callable, optional
-        Called with 1 after each fit that estimates sigma.
+    progress : Progress, optional
+        ``progress("fits on random halves", done, total)`` over the fits that estimate sigma.
 
     Returns
     -------

@@ -9,9 +9,9 @@ base rate, and the epsilon at the guarantee's delta (docs/theory.md sections 1 a
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
+from mipkit._progress import Progress, report
 from mipkit._validation import MipkitValueError
 from mipkit.workflows.risk.config import RiskConfig
 from mipkit.workflows.risk.guarantee import Guarantee
@@ -38,7 +38,7 @@ def risk(
     data: Guarantee | Any,
     config: RiskConfig | None = None,
     *,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
 ) -> RiskResult:
     """The certified membership, re-identification and attribute-inference risks of a guarantee.
 
@@ -50,8 +50,8 @@ def risk(
     config : RiskConfig, optional
         What to report (FPRs, baselines, base rates, recalls) and the PLD tolerance; default
         ``RiskConfig()``.
-    progress : callable, optional
-        Not called: the accounting has no steps to count.
+    progress : Progress, optional
+        ``progress("risk accounting", done, 1)``: one unit, reported when it starts and when it ends.
 
     Returns
     -------
@@ -69,7 +69,9 @@ def risk(
     guarantee = _guarantee(data)
     cfg = RiskConfig() if config is None else config
     mechanism = guarantee.mechanism()
+    report(progress, "risk accounting", 0, 1)
     curve = tradeoff_curve(mechanism, tolerance=cfg.tolerance)
+    report(progress, "risk accounting", 1, 1)
     profile = risk_profile(
         curve,
         fprs=cfg.fprs,

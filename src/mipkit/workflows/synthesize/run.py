@@ -16,12 +16,12 @@ fitting, and integer and bool columns keep their type.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
+from mipkit._progress import Progress
 from mipkit._validation import MipkitValueError
 from mipkit.synthesizers.certificate import with_domain
 from mipkit.synthesizers.tablecheck import check_finite, check_identifiers, drop_columns, restore_types
@@ -111,7 +111,7 @@ def synthesize(
     data: PrivateTable | pd.DataFrame,
     config: SynthesizeConfig | None = None,
     *,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
     checkpoint: str | Path | None = None,
 ) -> SynthesizeResult:
     """Fit ``config.method`` on the private table and sample ``config.rows`` records (default: as many as
@@ -123,8 +123,9 @@ def synthesize(
         The private table and the public domain of its columns (a DataFrame alone: no public domain).
     config : SynthesizeConfig, optional
         Every setting (default: ``SynthesizeConfig()``, MST at epsilon 3).
-    progress : callable, optional
-        ``progress(done, total)`` while fitting.
+    progress : Progress, optional
+        ``progress(stage, done, total)`` while fitting (the method's steps: ``"MST optimisation steps"``,
+        ``"AIM rounds"``, ``"DP-WGAN-GP generator steps"``, ``"CTGAN training"``).
     checkpoint : path, optional
         A file for the training state of the methods that resume
         (:data:`~mipkit.synthesizers.peers.RESUMABLE`):

@@ -22,12 +22,12 @@ the held-out rows (:func:`mipkit.workflows.train_private.records.audit_against_c
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from mipkit._progress import Progress
 from mipkit._validation import MipkitValueError, check_interval
 from mipkit.data.io import Dataset
 from mipkit.workflows.train_private.config import TrainPrivateConfig
@@ -111,7 +111,7 @@ def _held_out(test_idx: np.ndarray, config: TrainPrivateConfig, data: Any, scale
 
 
 def _fit(
-    X: np.ndarray, y: np.ndarray, config: TrainPrivateConfig, progress: Any, clock: float
+    X: np.ndarray, y: np.ndarray, config: TrainPrivateConfig, progress: Progress | None, clock: float
 ) -> tuple[Any, np.ndarray, np.ndarray, dict]:
     """Split, scale and train: ``(pipeline, train_idx, test_idx, figures)`` with the held-out accuracy, the
     majority rate, whether the features were scaled and the times taken since ``clock``."""
@@ -143,7 +143,7 @@ def train_private(
     config: TrainPrivateConfig | None = None,
     *,
     out: str | Path | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
 ) -> TrainPrivateResult:
     """Split, scale, train with DP-SGD, evaluate and (with ``out``) write the run folder.
 
@@ -156,8 +156,9 @@ def train_private(
     out : path, optional
         Run folder (:meth:`TrainPrivateResult.write`); with ``audit`` and ``record_split`` the audit's run
         folder ``audit/`` is written inside it.
-    progress : callable, optional
-        ``progress(done, total)`` after each DP-SGD step (the fit's keyword of the same name).
+    progress : Progress, optional
+        ``progress("DP-SGD steps", done, total)`` after each DP-SGD step (the fit's keyword of the same
+        name).
     """
     cfg = TrainPrivateConfig() if config is None else config
     started = time.perf_counter()
