@@ -106,6 +106,16 @@ def bankchurners(d: dict) -> str:
     return f"mean absolute difference from the published figures: {diffs}"
 
 
+def inference_null(d: dict) -> str:
+    parts = (
+        ("like for like", "like_for_like"),
+        ("against the exact mode", "fallback_mode_exact"),
+        ("against the mode within tolerance", "fallback_mode_tolerance"),
+    )
+    alarms = ", ".join(f"{label} {d[k]['false_alarms']}/{d[k]['splits']}" for label, k in parts)
+    return f"null splits where the inference policy fired: {alarms}"
+
+
 def calibrate_large_t(d: dict) -> str:
     s = d["summary"]
     t = s["large_T"]
@@ -358,6 +368,7 @@ HEADLINES: dict[str, Callable[[dict], str]] = {
     "audit_fitted_adult": audit_fitted,
     "bankchurners_baseline": bankchurners,
     "calibrate_large_T": calibrate_large_t,
+    "inference_null_bankchurners": inference_null,
     "calibration_vs_riskcal": riskcal,
     "certified_bounds_calibration": certified_bounds,
     "dp_lower_bounds_vs_peer": dp_lower_bounds,

@@ -72,9 +72,8 @@ def test_audit_quality_runs_under_its_own_stage():
 
     stages = []
 
-    def progress(description, total):
-        stages.append(description)
-        return lambda n=1: None
+    def progress(stage, done, total):
+        stages.append(stage)
 
     data = SyntheticRelease(_table(120, 0), _table(120, 1), control=_table(120, 2))
     config = AuditSyntheticConfig(checks=("dcr",), quality_target="label")

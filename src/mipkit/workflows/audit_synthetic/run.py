@@ -39,7 +39,7 @@ import time
 import numpy as np
 import pandas as pd
 
-from mipkit._progress import Progress
+from mipkit._progress import Progress, report
 from mipkit._random import spawn_seeds
 from mipkit._validation import MipkitValueError
 from mipkit.data.tables import (
@@ -197,7 +197,7 @@ def audit_synthetic(
 
 def _with_extras(
     result: AuditSyntheticResult, data: SyntheticRelease, config: AuditSyntheticConfig,
-    progress: ProgressFactory,
+    progress: Progress | None,
 ) -> AuditSyntheticResult:  # fmt: skip
     """The result with the certified bounds (a certificate given) and the utility report (asked for)."""
     extras: dict = {}
@@ -209,9 +209,9 @@ def _with_extras(
         from mipkit.synthesizers.quality_report import quality_report
 
         test, _ = data.nonmember
-        advance = progress("utility report", 1)
+        report(progress, "utility report", 0, 1)
         extras["quality"] = quality_report(
             data.original, data.synthetic, target=config.quality_target, test=test, seed=config.random_state
         )
-        advance(1)
+        report(progress, "utility report", 1, 1)
     return dataclasses.replace(result, **extras) if extras else result
