@@ -259,79 +259,102 @@ def run_demo(
     -------
     DemoResult
     """
-    from sklearn.ensemble import RandomForestClassifier
-    from sklearn.linear_model import LogisticRegression
-
     from mipkit.accounting.risk import eta_from_dp
-    from mipkit.mechanisms.mip_noise import MIPNoise
     from mipkit.report import rebuild_report, write_results
-    from mipkit.workflows.audit import AuditConfig, audit
 
     t0 = time.perf_counter()
     out = Path(out)
     K = n_models if n_models is not None else (8 if fast else 16)
-    T = min(K, 4 if fast else 8)
-    base = AuditConfig(
-        model=DEMO_MODEL,
-        params=dict(DEMO_PARAMS),
-        attacks=("loss", "lira", "rmia"),
-        n_models=K,
-        n_targets=T,
-        seed=seed,
-    )  # bad K or seed: refused before anything is written
+    base = _audit_config(
+        DEMO_MODEL, dict(DEMO_PARAMS), K, seed, fast
+    )  # bad K or seed: refused before writing
     pool, X_test, y_test = _load(seed)
     out.mkdir(parents=True, exist_ok=True)
     certify = demo_guarantee_sentence(1.0, eta_from_dp(1.0))
     announce(progress, certify)
-
-    announce(progress, f"Auditing an unprotected random forest ({K} models on random halves)...")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        before = _fields(audit(pool, base, run_dir=out / "before", progress=progress, report=False))
-        plain = RandomForestClassifier(**DEMO_PARAMS, random_state=seed).fit(pool.X, pool.y)
-        acc_before = float(plain.score(X_test, y_test))
+        before, acc_before = _audit_unprotected(pool, X_test, y_test, base, out, seed, progress)
+        after, accs, cert = _protect_and_audit(pool, X_test, y_test, base, out, seed, fast, progress)
+    summary = _summary(before, after, acc_before, accs, cert, certify)
+    results = _results(pool, X_test, before, after, acc_before, accs, cert, summary, base, fast)
+    results["seconds"] = time.perf_counter() - t0
+    from mipkit._runfolder import staged_writes
 
-        announce(
-            progress,
-            f"Protecting it: a logistic regression on {len(DEMO_FEATURES)} features (C = {DEMO_PROTECTED_C}) "
-            f"with MIP noise (eta = {DEMO_ETA}); estimating the spread over random halves once...",
-        )
-        small, X_test_small = _features(pool, X_test, DEMO_FEATURES)
-        calib = MIPNoise(
-            LogisticRegression(C=DEMO_PROTECTED_C, max_iter=5000),
-            eta=DEMO_ETA,
-            calibration="mipkit-gaussian",
-            n_estimates=20 if fast else 50,
-            train_on="half",
-            random_state=seed,
-        ).fit(small.X, small.y, progress=progress)
-        sigma = [float(s) for s in calib.certificate_.sigma]
-        protected = AuditConfig(
-            model=f"{__name__}.ProtectedLogisticRegression",
-            params={"C": DEMO_PROTECTED_C, "eta": DEMO_ETA, "sigma": sigma, "calibration": "mipkit-gaussian"},
-            attacks=("loss", "lira", "rmia"),
-            n_models=K,
-            n_targets=T,
-            seed=seed,
-        )
-        announce(progress, "Auditing the protected model...")
-        after = _fields(audit(small, protected, run_dir=out / "after", progress=progress, report=False))
-        accs = [
-            float(
-                ProtectedLogisticRegression(C=DEMO_PROTECTED_C, eta=DEMO_ETA, sigma=sigma, random_state=seed)
-                .fit(small.X, small.y)
-                .score(X_test_small, y_test)
-            )
-            for _ in range(DEMO_RELEASES)
-        ]
-        acc_after = float(np.mean(accs))
+    with staged_writes(out, replaces=("results.json", "report.html")):  # committed together
+        write_results(out, results, kind="demo")
+        report = rebuild_report(out)
+    return DemoResult(results=results, report=Path(report))
 
-    kind = "exact" if calib.certificate_.exact else "approximate"
+
+def _audit_config(model: str, params: dict, K: int, seed: int, fast: bool) -> Any:
+    """The demo's audit settings: LOSS, LiRA and RMIA over ``K`` models, ``min(K, 8)`` (4 fast) targets."""
+    from mipkit.workflows.audit import AuditConfig
+
+    T = min(K, 4 if fast else 8)
+    attacks = ("loss", "lira", "rmia")
+    return AuditConfig(model=model, params=params, attacks=attacks, n_models=K, n_targets=T, seed=seed)
+
+
+def _audit_unprotected(pool, X_test, y_test, base, out: Path, seed: int, progress) -> tuple[dict, float]:
+    """The audit of the unprotected random forest and its test accuracy."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    from mipkit.workflows.audit import audit
+
+    announce(progress, f"Auditing an unprotected random forest ({base.n_models} models on random halves)...")
+    before = _fields(audit(pool, base, run_dir=out / "before", progress=progress, report=False))
+    plain = RandomForestClassifier(**DEMO_PARAMS, random_state=seed).fit(pool.X, pool.y)
+    return before, float(plain.score(X_test, y_test))
+
+
+def _protect_and_audit(pool, X_test, y_test, base, out: Path, seed: int, fast: bool, progress):
+    """The protected model (logistic regression with MIP noise): its spread estimated once on random
+    halves, its audit, and its test accuracy over ``DEMO_RELEASES`` noisy releases."""
+    from sklearn.linear_model import LogisticRegression
+
+    from mipkit.mechanisms.mip_noise import MIPNoise
+    from mipkit.workflows.audit import audit
+
+    announce(
+        progress,
+        f"Protecting it: a logistic regression on {len(DEMO_FEATURES)} features (C = {DEMO_PROTECTED_C}) "
+        f"with MIP noise (eta = {DEMO_ETA}); estimating the spread over random halves once...",
+    )
+    small, X_test_small = _features(pool, X_test, DEMO_FEATURES)
+    calib = MIPNoise(
+        LogisticRegression(C=DEMO_PROTECTED_C, max_iter=5000),
+        eta=DEMO_ETA,
+        calibration="mipkit-gaussian",
+        n_estimates=20 if fast else 50,
+        train_on="half",
+        random_state=seed,
+    ).fit(small.X, small.y, progress=progress)
+    sigma = [float(s) for s in calib.certificate_.sigma]
+    params = {"C": DEMO_PROTECTED_C, "eta": DEMO_ETA, "sigma": sigma, "calibration": "mipkit-gaussian"}
+    protected = _audit_config(f"{__name__}.ProtectedLogisticRegression", params, base.n_models, seed, fast)
+    announce(progress, "Auditing the protected model...")
+    after = _fields(audit(small, protected, run_dir=out / "after", progress=progress, report=False))
+    accs = [
+        float(
+            ProtectedLogisticRegression(C=DEMO_PROTECTED_C, eta=DEMO_ETA, sigma=sigma, random_state=seed)
+            .fit(small.X, small.y)
+            .score(X_test_small, y_test)
+        )
+        for _ in range(DEMO_RELEASES)
+    ]
+    return after, accs, calib.certificate_
+
+
+def _summary(before: dict, after: dict, acc_before: float, accs: list, cert, certify: str) -> list[str]:
+    """The demo's summary: the outcome paragraph first, then one sentence per step."""
+    acc_after = float(np.mean(accs))
+    kind = "exact" if cert.exact else "approximate"
     after_label = (
         f"After protection (logistic regression on {len(DEMO_FEATURES)} features, C = {DEMO_PROTECTED_C}, "
         f"MIP noise; certified eta <= {DEMO_ETA}, {kind})"
     )
-    summary = [
+    return [
         demo_outcome_paragraph(
             eta_before=before["eta"],
             eta_before_ci=before["eta_ci"],
@@ -346,30 +369,35 @@ def run_demo(
         + f" Test accuracy {100 * acc_before:.1f}%.",
         _stage(after, after_label)
         + f" Test accuracy {100 * acc_after:.1f}% (mean of {DEMO_RELEASES} noisy releases).",
-        demo_eta_meaning_sentence(DEMO_ETA, exact=bool(calib.certificate_.exact)),
+        demo_eta_meaning_sentence(DEMO_ETA, exact=bool(cert.exact)),
         demo_certificate_sentence(after["eta_ci"][0], DEMO_ETA),
-        demo_sigma_sentence(calib.certificate_.n_fits),
+        demo_sigma_sentence(cert.n_fits),
     ]
-    seconds = time.perf_counter() - t0
-    results = {
+
+
+def _results(pool, X_test, before, after, acc_before, accs, cert, summary, base, fast: bool) -> dict:
+    """The demo's ``results.json`` payload (kind ``"demo"``)."""
+    acc_after = float(np.mean(accs))
+    stages = {
+        "before": {
+            "folder": "before",
+            "label": "Before protection (random forest)",
+            "test_accuracy": acc_before,
+        },
+        "after": {
+            "folder": "after",
+            "label": f"After MIP noise (eta = {DEMO_ETA}; logistic regression on {len(DEMO_FEATURES)} "
+            f"features, C = {DEMO_PROTECTED_C:g})",
+            "test_accuracy": acc_after,
+            "test_accuracy_releases": accs,
+            "sigma_fits": cert.n_fits,
+        },
+    }
+    return {
         "title": "mipkit demo: audit, protect with MIP noise, audit again (breast cancer)",
         "summary": summary,
         "text": [demo_data_text(pool.X.shape[0], X_test.shape[0], DEMO_FEATURES, DEMO_PROTECTED_C)],
-        "stages": {
-            "before": {
-                "folder": "before",
-                "label": "Before protection (random forest)",
-                "test_accuracy": acc_before,
-            },
-            "after": {
-                "folder": "after",
-                "label": f"After MIP noise (eta = {DEMO_ETA}; logistic regression on {len(DEMO_FEATURES)} "
-                f"features, C = {DEMO_PROTECTED_C:g})",
-                "test_accuracy": acc_after,
-                "test_accuracy_releases": accs,
-                "sigma_fits": calib.certificate_.n_fits,
-            },
-        },
+        "stages": stages,
         "eta_before": before["eta"],
         "eta_before_ci": before["eta_ci"],
         "eta_after": after["eta"],
@@ -377,14 +405,7 @@ def run_demo(
         "certified_eta": DEMO_ETA,
         "test_accuracy_before": acc_before,
         "test_accuracy_after": acc_after,
-        "n_models": K,
-        "n_targets": T,
+        "n_models": base.n_models,
+        "n_targets": base.n_targets,
         "fast": fast,
-        "seconds": seconds,
     }
-    from mipkit._runfolder import staged_writes
-
-    with staged_writes(out, replaces=("results.json", "report.html")):  # committed together
-        write_results(out, results, kind="demo")
-        report = rebuild_report(out)
-    return DemoResult(results=results, report=Path(report))
