@@ -72,10 +72,8 @@ def test_progress_argument_is_checked():
     trainer, X, y, tasks = problem()
     with pytest.raises(MipkitValueError, match="progress"):
         run_fits(trainer, X, y, tasks[:1], n_jobs=1, progress="yes")
-    # the former bool switch still runs, draws nothing and says so once
-    with pytest.warns(DeprecationWarning, match="no longer draws"):
-        out = run_fits(trainer, X, y, tasks[:1], n_jobs=1, progress=True)
-    np.testing.assert_allclose(out, _direct(X, y, tasks[:1], X), rtol=1e-10, atol=1e-12)
+    with pytest.raises(MipkitValueError, match="progress"):
+        run_fits(trainer, X, y, tasks[:1], n_jobs=1, progress=True)
 
 
 def test_a_fit_missing_a_class_still_gives_all_class_columns():

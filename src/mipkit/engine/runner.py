@@ -135,20 +135,8 @@ def _task_keys(
 
 
 def _check_progress(value: Any) -> Progress | None:
-    """The ``progress`` argument of :func:`run_fits` as a callable or None.
-
-    A bool (the former "draw a Rich bar" switch) is accepted for backward compatibility and shows nothing:
-    the engine no longer draws; pass a callable ``progress(stage, done, total)`` instead.
-    """
-    if value is None or value is False:
-        return None
-    if value is True:
-        warnings.warn(
-            "run_fits(progress=True) no longer draws a progress bar: the engine reports to a callable "
-            "progress(stage, done, total) and the caller decides what to show.",
-            DeprecationWarning,
-            stacklevel=3,
-        )
+    """The ``progress`` argument of :func:`run_fits` as a callable or None (the engine draws nothing)."""
+    if value is None:
         return None
     if not callable(value):
         raise MipkitValueError(

@@ -19,8 +19,8 @@ module scores their guesses (``docs/theory.md`` section 4, Francis & Wagner eqs.
   attack against the same analysis run on the original data without the targets (nearest neighbour against
   nearest neighbour, the model against the same model fitted without the targets; the most-frequent value
   when that analysis was not run), with a paired bootstrap interval over the targets; the headline is the
-  strongest like-for-like pair. Comparing one attack with a *different*, stronger analysis (the former
-  headline) mixes the attack's weakness with the leak and can make a leak look like a negative PI;
+  strongest like-for-like pair. Comparing one attack with a *different*, stronger analysis mixes the
+  attack's weakness with the leak and can make a leak look like a negative PI;
 * the baseline precision is measured on the targets the attack chose to predict;
 * precision-coverage curves: predict only where the confidence is at least a threshold;
 * with control targets, anonymeter's risk ``(a - c) / (1 - c)`` with ``a`` the attack's success rate on

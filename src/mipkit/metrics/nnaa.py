@@ -333,8 +333,6 @@ class PrivacyLoss:
             "split_synthetic": self.split_synthetic,
             "intervals": self.intervals,
         }
-        if self.intervals.get("method") == "record-bootstrap":  # the field's meaning before 2026-11
-            out["bootstrap"] = self.intervals
         return out
 
 
@@ -433,7 +431,7 @@ def privacy_loss(
     (``benchmarks/nnaa_interval_coverage.py``), on small discrete tables (150 per set) about 85-93%.
     ``"jackknife"`` (default) is the delete-one jackknife of each AA with the neighbours recomputed:
     conservative in expectation by the Efron-Stein inequality, 1.5-2 times too wide (``docs/theory.md``
-    section 6). ``"record-bootstrap"`` (``n_bootstrap`` replicates) is the former percentile bootstrap of
+    section 6). ``"record-bootstrap"`` (``n_bootstrap`` replicates) is a percentile bootstrap of
     per-record contributions, which holds the neighbour structure fixed and covers
     only 81-90%.
     """

@@ -19,8 +19,8 @@ def _fmt(x, digits: int = 3) -> str:
 
 
 def _nnaa_intervals(nn: dict) -> dict:
-    """The NNAA intervals of a results dict (``bootstrap`` in results written before 2026-11)."""
-    return nn.get("intervals") or nn.get("bootstrap") or {}
+    """The NNAA intervals of a results dict."""
+    return nn.get("intervals") or {}
 
 
 def nnaa_section(res: dict) -> Section | None:

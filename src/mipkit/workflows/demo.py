@@ -215,9 +215,8 @@ def _features(pool: Any, X_test: np.ndarray, names: tuple[str, ...]) -> tuple[An
 
 
 def _fields(audit: Any) -> Mapping[str, Any]:
-    """The results.json fields of an audit result (an ``AuditResult`` object or the former dict)."""
-    to_dict = getattr(audit, "to_dict", None)
-    return to_dict() if callable(to_dict) else audit
+    """The results.json fields of an :class:`~mipkit.workflows.audit.AuditResult`."""
+    return audit.to_dict()
 
 
 def _stage(audit: Mapping[str, Any], label: str) -> str:

@@ -55,7 +55,7 @@ def _members(res: dict, confidence: float) -> tuple[list[dict], list[str]]:
     level = 1.0 - a / max(k, 1)
     out, missing = [], []
     if nn.get("privacy_loss") is not None:
-        iv = nn.get("intervals") or nn.get("bootstrap") or {}
+        iv = nn.get("intervals") or {}
         se = iv.get("privacy_loss_se")
         if se is None:  # an interval without a standard error: read one off its half-width
             lo, hi = iv["privacy_loss_ci"]

@@ -57,7 +57,7 @@ def _evidence(res: dict, metric: str, inference_family: list[dict]) -> dict:
         nn = res.get("nnaa") or {}
         if nn.get("privacy_loss") is None:
             return {"missing": nn.get("note") or "the NNAA privacy loss was not computed"}
-        iv = nn.get("intervals") or nn.get("bootstrap") or {}
+        iv = nn.get("intervals") or {}
         return {
             "value": nn["privacy_loss"],
             "interval": iv.get("privacy_loss_ci"),
