@@ -101,7 +101,7 @@ def test_a_symlink_at_the_final_name_is_replaced_not_followed(tmp_path):
 
 
 def test_the_old_fixed_temporary_name_is_never_written_through(tmp_path):
-    """The issue's case: ``report.html.tmp`` planted as a symlink to another file."""
+    """``report.html.tmp`` planted as a symlink to another file."""
     from mipkit.report.html import write_html_report
 
     victim = tmp_path / "victim.txt"

@@ -40,8 +40,8 @@ __all__ = [
 TEMP_SUFFIX = ".mipkit-tmp"
 JOURNAL_FILE = ".mipkit-commit.json"
 #: Temporary names of earlier mipkit versions (fixed or ``mkstemp`` names), removed like our own.
-_LEGACY_TEMPS = ("report.html.tmp",)
-_LEGACY_PREFIXES = (".results.json.", ".config.json.")
+_PLAIN_TEMPS = ("report.html.tmp",)
+_PLAIN_PREFIXES = (".results.json.", ".config.json.")
 
 _O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
@@ -99,9 +99,9 @@ def read_nofollow(path: str | os.PathLike) -> bytes | None:
 def _is_leftover(name: str) -> bool:
     if name.startswith(".") and name.endswith(TEMP_SUFFIX):
         return True
-    if name in _LEGACY_TEMPS:
+    if name in _PLAIN_TEMPS:
         return True
-    return name.endswith(".tmp") and name.startswith(_LEGACY_PREFIXES)
+    return name.endswith(".tmp") and name.startswith(_PLAIN_PREFIXES)
 
 
 def _plain_name(name: object) -> bool:

@@ -1,7 +1,7 @@
 """The safe-side check of a calibration on a closed-form curve, in 60-digit arithmetic.
 
 A float comparison ``risk(noise) <= target`` can fail by rounding at the very noise that meets the target
-(``mipkit calibrate --mechanism gaussian --target epsilon --value 0.2 --delta 1e-5`` used to exit on it),
+(``mipkit calibrate --mechanism gaussian --target epsilon --value 0.2 --delta 1e-5`` fails on it),
 or pass when the exact value is a hair above. :func:`exact_meets` evaluates the closed forms of
 docs/theory.md section 3 with ``mpmath`` at 60 significant digits (the record's parameters and the target
 are floats, converted exactly) and compares with an allowance of ``1e-45``, far below float resolution and
