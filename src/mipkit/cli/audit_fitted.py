@@ -113,10 +113,8 @@ def register(app: typer.Typer) -> None:
         quiet: QuietOption = False,
         no_report: NoReportOption = False,
     ) -> None:
-        """Audit a fitted model: its outputs on members vs non-members (LOSS, LiRA and RMIA).
-
-        Long only by its option declarations: flags -> :class:`AuditFittedConfig`, files -> the release.
-        """
+        """Audit a fitted model: its outputs on members vs non-members (LOSS, LiRA and RMIA)."""
+        # long only by its option declarations: flags -> AuditFittedConfig, files -> the release
         from mipkit._runfolder import lock_run_folder
         from mipkit.cli._progress import FitProgress, fits_label
         from mipkit.cli.options import check_count, check_n_jobs, check_out_folder

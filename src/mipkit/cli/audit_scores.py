@@ -159,10 +159,8 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOption = False,
         no_report: NoReportOption = False,
     ) -> None:
-        """Audit a model from a predictions file: labels, membership and outputs in, metrics out.
-
-        Long only by its option declarations: flags -> :class:`AuditScoresConfig`, the file -> predictions.
-        """
+        """Audit a model from a predictions file: labels, membership and outputs in, metrics out."""
+        # long only by its option declarations: flags -> AuditScoresConfig, the file -> predictions
         from mipkit._runfolder import lock_run_folder
         from mipkit.cli.options import check_out_folder
         from mipkit.workflows.audit_scores import AuditScoresConfig, audit_scores, read_predictions

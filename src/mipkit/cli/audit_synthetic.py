@@ -220,9 +220,8 @@ def register(app: typer.Typer) -> None:
             "--holdout or --control) for this two-class column: quality.html and a 'quality' block.",
         ),
     ) -> None:
-        """Audit synthetic data: NNAA privacy loss, DCR attack, attribute inference vs non-member baseline.
-
-        (Long only by its option declarations.)"""
+        """Audit synthetic data: NNAA privacy loss, DCR attack, attribute inference vs non-member baseline."""
+        # long only by its option declarations
         from mipkit.cli._progress import FitProgress
         from mipkit.cli.flag_errors import flag_errors
         from mipkit.cli.options import comma_names, config_from_flags, hold_run_folder
