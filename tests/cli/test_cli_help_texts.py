@@ -83,8 +83,18 @@ def test_no_arguments_prints_the_help_and_exits_2(capsys):
     assert err.startswith("Usage: mipkit") and "Commands:" in err
 
 
-INTERNALS = (":class:", ":func:", ":data:", ":meth:", "``", "option declarations", "Long only", "flags ->",
-             "mipkit.workflows", "Config`")
+INTERNALS = (
+    ":class:",
+    ":func:",
+    ":data:",
+    ":meth:",
+    "``",
+    "option declarations",
+    "Long only",
+    "flags ->",
+    "mipkit.workflows",
+    "Config`",
+)
 
 
 @pytest.mark.parametrize("name", list(cli.COMMANDS))

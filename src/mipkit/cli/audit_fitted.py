@@ -117,22 +117,24 @@ def register(app: typer.Typer) -> None:
         # long only by its option declarations: flags -> AuditFittedConfig, files -> the release
         from mipkit._runfolder import lock_run_folder
         from mipkit.cli._progress import FitProgress, fits_label
+        from mipkit.cli.flag_errors import flag_errors
         from mipkit.cli.options import check_count, check_n_jobs, check_out_folder
         from mipkit.data.io import read_table
         from mipkit.workflows.audit_fitted import AuditFittedConfig, FittedRelease, audit_fitted
 
-        config = AuditFittedConfig(  # every setting checked before any file is read
-            **measure(),
-            seed=seed,
-            attacks=attack_names(attacks),
-            target=target,
-            id_column=id_column,
-            slice_by=slice_by or (),
-            n_reference=check_count("--reference-models", reference_models, kind="models", minimum=0),
-            backend=backend,
-            n_jobs=check_n_jobs(n_jobs),
-            address=address,
-        )
+        with flag_errors("audit_fitted", {"n_reference": "--reference-models"}):
+            config = AuditFittedConfig(  # every setting checked before any file is read
+                **measure(),
+                seed=seed,
+                attacks=attack_names(attacks),
+                target=target,
+                id_column=id_column,
+                slice_by=slice_by or (),
+                n_reference=check_count("--reference-models", reference_models, kind="models", minimum=0),
+                backend=backend,
+                n_jobs=check_n_jobs(n_jobs),
+                address=address,
+            )
         run_dir = check_out_folder(out)
         model = load_model(model_file, trust_pickle, trusted_type)
         members_table, non_members_table = (read_table(p) for p in (members, non_members))

@@ -29,7 +29,12 @@ from mipkit.engine.ledger import hash_array
 from mipkit.metrics.attack_summary import summarize_attack
 from mipkit.workflows.audit.result import FITTED_MODEL
 from mipkit.workflows.audit.verdict import headline_statistics, provenance, verdict
-from mipkit.workflows.audit_scores.attacks import attack_scores, balanced_trials, utility
+from mipkit.workflows.audit_scores.attacks import (
+    attack_scores,
+    balanced_trials,
+    check_attacks_can_run,
+    utility,
+)
 from mipkit.workflows.audit_scores.config import AuditScoresConfig, MeasureConfig
 from mipkit.workflows.audit_scores.outputs import Predictions, as_proba, binary
 from mipkit.workflows.audit_scores.records import fitted_slices, scores_table
@@ -159,6 +164,7 @@ def measure(
     mem, target, y, kind = _target_arrays(data)
     probs, in_mask = _stacked(data, mem, target, kind)
     records = data.record_info(mem.size)
+    check_attacks_can_run(config.attacks, probs.shape[0] - 1)
     inputs, scores, settings, skipped = attack_scores(probs, y, in_mask, config.attacks)
     tick(1, 3)
     game = balanced_trials(mem, config.seed)  # the metrics: a game at the MIP prior 1/2
