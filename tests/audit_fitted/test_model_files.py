@@ -155,7 +155,7 @@ def test_a_forest_is_refused_first_with_the_exact_trusted_type_flags(files, tmp_
     folder, _, df = files
     forest = RandomForestClassifier(n_estimators=2, random_state=0).fit(df[["a", "b", "c"]], df["t"])
     save_model_file(forest, tmp_path / "forest.skops")
-    args = ["--model-file", str(tmp_path / "forest.skops"), "--members", "absent.csv", "--non-members", "x.csv"]
+    args = ["--model-file", str(tmp_path / "forest.skops"), "--members", "no.csv", "--non-members", "x.csv"]
     code = cli.main(["audit-fitted", *args, "--target", "t", "--n-boot", "5", "--out", str(tmp_path / "r")])
     err = capsys.readouterr().err.strip()
     assert code == 2 and len(err.splitlines()) == 1, err

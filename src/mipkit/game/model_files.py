@@ -72,7 +72,9 @@ def untrusted_types(path: str | Path) -> list[str]:
     return sorted(_skops_io().get_untrusted_types(file=str(path)))
 
 
-def check_model_file(path: str | Path, *, trust_pickle: bool = False, trusted: Iterable[str] = ()) -> list[str]:
+def check_model_file(
+    path: str | Path, *, trust_pickle: bool = False, trusted: Iterable[str] = ()
+) -> list[str]:
     """Refuse ``path`` as :func:`load_model_file` would, without loading it; return the skops types to trust.
 
     Cheap enough to run before any other work: a skops file's types are read from its schema, a pickle is
