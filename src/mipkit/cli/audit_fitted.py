@@ -80,9 +80,14 @@ def model_file_errors() -> Iterator[None]:
 
 
 def check_model(path: str, trust_pickle: bool, trusted_types: list[str] | None) -> None:
-    """Refuse a model file that would not load, before any other work (the skops types, a pickle)."""
+    """Refuse a model file that would not load, before any other work (the skops types, a pickle); a missing
+    file is said after the flags are checked, as any other missing file."""
+    from pathlib import Path
+
     from mipkit.game.model_files import check_model_file
 
+    if not Path(path).is_file():
+        return
     with model_file_errors():
         check_model_file(path, trust_pickle=trust_pickle, trusted=trusted_types or ())
 

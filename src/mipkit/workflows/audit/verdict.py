@@ -126,7 +126,7 @@ def _headline_statistics(names, summaries, trial_scores, labels, confidence, n_b
         flags = []
         for a in names:
             point = next(p for p in summaries[a].tpr_at_fpr if fpr_label(p.target_fpr) == key)
-            flags.append((np.asarray(trial_scores[a]) >= point.threshold) & lab)
+            flags.append(point.member_flags(np.asarray(trial_scores[a]), lab))
         num = np.stack(flags).astype(float)
         est = num.sum(axis=(1, 2)) / max(lab.sum(), 1)
         tpr[key] = _family(est, two_way_ratio_replicates(num, lab.astype(float), W, V), confidence)

@@ -191,6 +191,7 @@ def measure(
         confidence=config.confidence,
         n_boot=config.n_boot,
         random_state=np.random.default_rng(np.random.SeedSequence([config.seed, SLICES_STREAM])),
+        headline=stats,
     )
     tick(3, 3)
     info = {"import_path": "fitted model", "params": {}, **dict(data.model_info)}
