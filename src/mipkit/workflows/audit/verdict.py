@@ -298,7 +298,7 @@ def verdict(
     where = f"{metric} {value:.4f} ({name}; {100 * conf:g}% simultaneous interval {ci[0]:.4f} to {ci[1]:.4f})"
     if fail_above is None:
         status = "finding" if violations else "no policy"
-        text = f"No policy stated (no limit to compare with). Measured: {where}."
+        text = f"No limit to compare the measurement with. Measured: {where}."
         policy = None
     else:
         limit = float(fail_above)
