@@ -9,8 +9,8 @@ rows trained the model, and one row added to the table reshuffles its whole clas
 the features with the mean and standard deviation *of the held-out rows* (so the training rows influence
 nothing but the DP-SGD run and the certificate covers everything they influence), fits a
 :class:`~mipkit.trainers.DPSGDClassifier` calibrated to the target for the exact sample rate and number of
-steps of the run, and writes the run folder: ``model.joblib`` (a scikit-learn pipeline: the scaler and the
-classifier), ``certificate.json``, with ``record_split`` ``split.parquet`` (which rows, by position and with
+steps of the run, and writes the run folder: ``model.joblib`` (a scikit-learn pipeline over the table's raw
+columns: :class:`~mipkit.data.encoder.DomainEncoder`, the scaler and the classifier), ``certificate.json``, with ``record_split`` ``split.parquet`` (which rows, by position and with
 ``id_column`` by id, trained the model and which were held out; no feature, no label, but exactly the
 membership the certificate protects: as private as the data), ``results.json`` (kind
 ``"train-private"``), ``report.md`` and ``report.html`` (the certificate's trade-off curve, the held-out
