@@ -10,13 +10,14 @@ the features with the mean and standard deviation *of the held-out rows* (so the
 nothing but the DP-SGD run and the certificate covers everything they influence), fits a
 :class:`~mipkit.trainers.DPSGDClassifier` calibrated to the target for the exact sample rate and number of
 steps of the run, and writes the run folder: ``model.joblib`` (a scikit-learn pipeline over the table's raw
-columns: :class:`~mipkit.data.encoder.DomainEncoder`, the scaler and the classifier), ``certificate.json``, with ``record_split`` ``split.parquet`` (which rows, by position and with
-``id_column`` by id, trained the model and which were held out; no feature, no label, but exactly the
-membership the certificate protects: as private as the data), ``results.json`` (kind
-``"train-private"``), ``report.md`` and ``report.html`` (the certificate's trade-off curve, the held-out
-accuracy). With ``audit``, the fitted model is audited against its certificate on its training rows versus
-the held-out rows (:func:`mipkit.workflows.train_private.records.audit_against_certificate`); its run folder
-``audit/``, whose per-record scores carry the split, only with ``record_split``.
+columns: :class:`~mipkit.data.encoder.DomainEncoder`, the scaler and the classifier), ``certificate.json``,
+with ``record_split`` ``split.parquet`` (which rows, by position and with ``id_column`` by id, trained the
+model and which were held out; no feature, no label, but exactly the membership the certificate protects: as
+private as the data), ``results.json`` (kind ``"train-private"``), ``report.md`` and ``report.html`` (the
+certificate's trade-off curve, the held-out accuracy). With ``audit``, the fitted model is audited against its
+certificate on its training rows versus the held-out rows
+(:func:`mipkit.workflows.train_private.records.audit_against_certificate`); its run folder ``audit/``, whose
+per-record scores carry the split, only with ``record_split``.
 """
 
 from __future__ import annotations
