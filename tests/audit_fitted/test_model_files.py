@@ -146,3 +146,18 @@ def test_a_module_not_found_says_how_to_make_it_importable(tmp_path, monkeypatch
     text = str(info.value)
     assert "PYTHONPATH" in text and "mipkit_missing_module_q.py" in text
     assert "install the package" not in text
+
+
+def test_a_forest_is_refused_first_with_the_exact_trusted_type_flags(files, tmp_path, capsys):
+    """The skops check comes before any other work: before the flags' values, the tables, the run folder."""
+    from sklearn.ensemble import RandomForestClassifier
+
+    folder, _, df = files
+    forest = RandomForestClassifier(n_estimators=2, random_state=0).fit(df[["a", "b", "c"]], df["t"])
+    save_model_file(forest, tmp_path / "forest.skops")
+    args = ["--model-file", str(tmp_path / "forest.skops"), "--members", "no.csv", "--non-members", "x.csv"]
+    code = cli.main(["audit-fitted", *args, "--target", "t", "--n-boot", "5", "--out", str(tmp_path / "r")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert err.endswith("add: --trusted-type sklearn.tree._tree.Tree"), err
+    assert not (tmp_path / "r").exists()

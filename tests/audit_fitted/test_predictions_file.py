@@ -244,3 +244,37 @@ def test_unequal_members_and_non_members_are_measured_at_the_mip_prior():
         etas.append(summary.eta.eta)
     # 40 null audits of 200 trials: eta's sd is about 0.035, the mean's standard error 0.0056
     assert abs(np.mean(etas)) < 0.02 and np.std(etas) < 0.06
+
+
+def test_any_subset_of_the_offered_attacks_runs_and_reports_only_those(written, capsys):
+    """``--attacks lira,rmia`` (as the help offers) runs without LOSS and reports LiRA and RMIA alone."""
+    args = ["audit-scores", "--predictions", str(written / "predictions.csv"), "--json", "--n-boot", "200"]
+    view = _json(capsys, [*args, "--attacks", "lira,rmia", "--out", str(written / "run_no_loss")])
+    assert set(view["attacks"]) == {"lira-online", "lira-offline", "rmia-online", "rmia-offline"}
+    assert not view["skipped"]
+
+
+@pytest.mark.parametrize(
+    ("file", "attacks", "words"),
+    [
+        ("predictions.csv", "loss,ltu", "one or more of loss, lira, rmia"),
+        ("predictions_target_only.csv", "lira,rmia", "at least 2 reference models (got 0)"),
+    ],
+)
+def test_attacks_that_cannot_run_are_refused_naming_only_the_offered_ones(
+    written, tmp_path, capsys, file, attacks, words
+):
+    run = tmp_path / "run"
+    args = ["--predictions", str(written / file), "--attacks", attacks, "--out", str(run)]
+    code = cli.main(["audit-scores", *args])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1 and words in err, err
+    assert "ltu" not in err.split("Got")[0] and not run.exists()
+
+
+def test_audit_fitted_refuses_lira_alone_without_reference_models_in_flag_words(tmp_path, capsys):
+    args = ["--model-file", "m.skops", "--members", "a.csv", "--non-members", "b.csv", "--target", "y"]
+    code = cli.main(["audit-fitted", *args, "--attacks", "lira", "--reference-models", "0"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "--reference-models is 0" in err and "add loss to --attacks" in err and "ltu" not in err

@@ -81,3 +81,26 @@ def test_no_arguments_prints_the_help_and_exits_2(capsys):
     assert cli.main([]) == 2
     err = capsys.readouterr().err
     assert err.startswith("Usage: mipkit") and "Commands:" in err
+
+
+INTERNALS = (
+    ":class:",
+    ":func:",
+    ":data:",
+    ":meth:",
+    "``",
+    "option declarations",
+    "Long only",
+    "flags ->",
+    "mipkit.workflows",
+    "Config`",
+)
+
+
+@pytest.mark.parametrize("name", list(cli.COMMANDS))
+def test_help_is_for_users_without_internal_notes(name, capsys):
+    """``--help`` shows the docstring: no Sphinx roles, no code markup, no notes about the code's layout."""
+    assert cli.main([name, "--help"]) == 0
+    out = capsys.readouterr().out
+    for word in INTERNALS:
+        assert word not in out, f"{name} --help shows the internal text {word!r}"

@@ -108,3 +108,66 @@ def test_the_split_is_secret_and_written_only_when_asked(table, tmp_path, capsys
         for i in range(2)
     ]  # fmt: skip
     assert seeded[0] == seeded[1]
+
+
+def test_the_released_model_reads_the_raw_table_and_audit_fitted_runs_lira_on_it(tmp_path, capsys):
+    """model.joblib is a Pipeline over the table's raw columns (text and missing cells encoded from the
+    public domain): audit-fitted takes it as it is, with reference models for LiRA and RMIA."""
+    rng = np.random.default_rng(5)
+    n = 240
+    df = pd.DataFrame(
+        {"age": rng.integers(20, 70, n).astype(float), "site": rng.choice(["north", "south"], n)}
+    )
+    df.loc[[3, 8, 40], "site"] = np.nan  # the domain allows a missing site
+    df["label"] = np.where(df.age + 10 * (df.site == "north") + rng.normal(0, 8, n) > 50, "yes", "no")
+    df.insert(0, "pid", [f"P{i}" for i in range(n)])
+    domain = {
+        "age": {"type": "numeric", "min": 0, "max": 120, "integer": True, "missing": False},
+        "site": {"type": "categorical", "categories": ["north", "south"], "missing": True},
+    }
+    (tmp_path / "domain.json").write_text(json.dumps(domain))
+    df.to_csv(tmp_path / "t.csv", index=False)
+    out = tmp_path / "run"
+    args = ["train-private", "--data", str(tmp_path / "t.csv"), "--target", "label", "--id-column", "pid",
+            "--domain", str(tmp_path / "domain.json"), "--noise-multiplier", "2", "--epochs", "1",
+            "--batch-size", "32", "--hidden", "0", "--record-split", "--out", str(out), "--json"]  # fmt: skip
+    assert main(args) == 0, capsys.readouterr().err
+    capsys.readouterr()
+    split = pd.read_parquet(out / "split.parquet")
+    members = df.iloc[split.row[split.member]]
+    members.to_csv(tmp_path / "members.csv", index=False)
+    df.iloc[split.row[~split.member]].to_csv(tmp_path / "held.csv", index=False)
+    assert members.site.isna().any() or df.iloc[split.row[~split.member]].site.isna().any()
+    audit = ["audit-fitted", "--model-file", str(out / "model.joblib"), "--trust-pickle", "--members",
+             str(tmp_path / "members.csv"), "--non-members", str(tmp_path / "held.csv"), "--target", "label",
+             "--id-column", "pid", "--reference-models", "2", "--n-boot", "100", "--json", "--no-report",
+             "--out", str(tmp_path / "audit")]  # fmt: skip
+    code = main(audit)
+    captured = capsys.readouterr()
+    assert code in (0, 1), captured.err
+    view = json.loads(captured.out)
+    assert {"loss", "lira-offline", "rmia-offline"} <= set(view["attacks"])
+
+
+def test_the_audit_table_shows_the_interval_and_the_note_says_how_the_split_was_drawn():
+    from mipkit.workflows.train_private.records import HELD_OUT_NOTE
+    from mipkit.workflows.train_private.report import _audit_table
+
+    row = {
+        "measured": 0.01,
+        "lower": 0.002,
+        "upper": 0.03,
+        "certified": 0.05,
+        "within": True,
+        "violation": False,
+    }
+    audit = {
+        "tpr_at_fpr": {"0.01": row},
+        "attack": "loss",
+        "members": 400,
+        "non_members": 100,
+        "note": HELD_OUT_NOTE,
+    }
+    table = _audit_table(audit, ())
+    assert table.rows[0][1] == "0.01 [0.002, 0.03]"
+    assert "seeded" not in HELD_OUT_NOTE and "secret random split" in HELD_OUT_NOTE

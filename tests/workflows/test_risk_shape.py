@@ -82,10 +82,16 @@ def test_risk_of_a_guarantee_agrees_across_summary_dict_frame_and_files(tmp_path
     assert "right at most 73.1% of the time" in result.summary()
     frame = result.to_frame().set_index("risk")
     assert list(frame.columns) == ["neighbours", "bound", "lower"]
-    assert frame.loc["Advantage (max TPR - FPR)", "bound"] == d["advantage"]
-    assert frame.loc[f"MIP eta (accuracy {d['accuracy']:.4f})", "bound"] == d["eta"]
-    assert frame.loc["TPR at FPR 0.01 = success from 0.01", "bound"] == d["tpr_at_fpr"]["0.01"]
-    assert frame.loc["TPR at FPR 0.01 = success from 0.01", "neighbours"] == "add_remove"
+    headline = f"Accuracy telling whether a person is in the data (advantage {d['advantage']:.4f})"
+    assert frame.index[0] == headline and frame.loc[headline, "bound"] == 0.5 + d["advantage"] / 2
+    secondary = f"Accuracy if the attacker also knows how many records there are (MIP eta {d['eta']:.4f})"
+    assert frame.loc[secondary, "bound"] == d["accuracy"]
+    tpr = (
+        "Members found at 1% false alarms (TPR at FPR 0.01); also: success of an attack that succeeds 1% of "
+        "the time without it"
+    )
+    assert frame.loc[tpr, "bound"] == d["tpr_at_fpr"]["0.01"]
+    assert frame.loc[tpr, "neighbours"] == "add_remove"
     folder = result.write(tmp_path / "out")
     assert json.loads((folder / "risk.json").read_text()) == json.loads(json.dumps(d))
     assert (folder / "tradeoff.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -8,6 +8,8 @@ warning); a ``.skops`` file is checked first and types outside skops' defaults m
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Annotated, Any
 
 import typer
@@ -55,17 +57,14 @@ FLAGS = flag_table(
 )
 
 
-def load_model(path: str, trust_pickle: bool, trusted_types: list[str] | None):
-    """Load the model file, with the refusals and the pickle warning in the command line's words."""
-    import warnings
-
+@contextlib.contextmanager
+def model_file_errors() -> Iterator[None]:
+    """Say a refused model file in the command line's words: the exact flags that would load it."""
     from mipkit._validation import MipkitValueError
-    from mipkit.game.model_files import PickleLoadWarning, UntrustedModelFileError, load_model_file
+    from mipkit.game.model_files import UntrustedModelFileError
 
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", PickleLoadWarning)
-            model = load_model_file(path, trust_pickle=trust_pickle, trusted=trusted_types or ())
+        yield
     except UntrustedModelFileError as err:
         if err.kind == "pickle":
             raise MipkitValueError(
@@ -76,8 +75,32 @@ def load_model(path: str, trust_pickle: bool, trusted_types: list[str] | None):
         flags = " ".join(f"--trusted-type {t}" for t in err.untrusted)
         raise MipkitValueError(
             f"The model file {err.path} holds types that are not trusted by default: "
-            f"{', '.join(err.untrusted)}. If you expect them, pass {flags}."
+            f"{', '.join(err.untrusted)}. If you expect them, add: {flags}"
         ) from None
+
+
+def check_model(path: str, trust_pickle: bool, trusted_types: list[str] | None) -> None:
+    """Refuse a model file that would not load, before any other work (the skops types, a pickle); a missing
+    file is said after the flags are checked, as any other missing file."""
+    from pathlib import Path
+
+    from mipkit.game.model_files import check_model_file
+
+    if not Path(path).is_file():
+        return
+    with model_file_errors():
+        check_model_file(path, trust_pickle=trust_pickle, trusted=trusted_types or ())
+
+
+def load_model(path: str, trust_pickle: bool, trusted_types: list[str] | None):
+    """Load the model file, with the refusals and the pickle warning in the command line's words."""
+    import warnings
+
+    from mipkit.game.model_files import PickleLoadWarning, load_model_file
+
+    with model_file_errors(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PickleLoadWarning)
+        model = load_model_file(path, trust_pickle=trust_pickle, trusted=trusted_types or ())
     for w in caught:
         if issubclass(w.category, PickleLoadWarning):
             typer.echo(
@@ -113,28 +136,29 @@ def register(app: typer.Typer) -> None:
         quiet: QuietOption = False,
         no_report: NoReportOption = False,
     ) -> None:
-        """Audit a fitted model: its outputs on members vs non-members (LOSS, LiRA and RMIA).
-
-        Long only by its option declarations: flags -> :class:`AuditFittedConfig`, files -> the release.
-        """
+        """Audit a fitted model: its outputs on members vs non-members (LOSS, LiRA and RMIA)."""
+        # long only by its option declarations: flags -> AuditFittedConfig, files -> the release
+        check_model(model_file, trust_pickle, trusted_type)  # the seconds of work after it are not wasted
         from mipkit._runfolder import lock_run_folder
         from mipkit.cli._progress import ProgressBar, fits_label
+        from mipkit.cli.flag_errors import flag_errors
         from mipkit.cli.options import check_count, check_n_jobs, check_out_folder
         from mipkit.data.io import read_table
         from mipkit.workflows.audit_fitted import AuditFittedConfig, FittedRelease, audit_fitted
 
-        config = AuditFittedConfig(  # every setting checked before any file is read
-            **measure(),
-            seed=seed,
-            attacks=attack_names(attacks),
-            target=target,
-            id_column=id_column,
-            slice_by=slice_by or (),
-            n_reference=check_count("--reference-models", reference_models, kind="models", minimum=0),
-            backend=backend,
-            n_jobs=check_n_jobs(n_jobs),
-            address=address,
-        )
+        with flag_errors("audit_fitted", {"n_reference": "--reference-models"}):
+            config = AuditFittedConfig(  # every setting checked before any file is read
+                **measure(),
+                seed=seed,
+                attacks=attack_names(attacks),
+                target=target,
+                id_column=id_column,
+                slice_by=slice_by or (),
+                n_reference=check_count("--reference-models", reference_models, kind="models", minimum=0),
+                backend=backend,
+                n_jobs=check_n_jobs(n_jobs),
+                address=address,
+            )
         run_dir = check_out_folder(out)
         model = load_model(model_file, trust_pickle, trusted_type)
         members_table, non_members_table = (read_table(p) for p in (members, non_members))

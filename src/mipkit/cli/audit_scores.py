@@ -159,27 +159,27 @@ def register(app: typer.Typer) -> None:
         as_json: JsonOption = False,
         no_report: NoReportOption = False,
     ) -> None:
-        """Audit a model from a predictions file: labels, membership and outputs in, metrics out.
-
-        Long only by its option declarations: flags -> :class:`AuditScoresConfig`, the file -> predictions.
-        """
+        """Audit a model from a predictions file: labels, membership and outputs in, metrics out."""
+        # long only by its option declarations: flags -> AuditScoresConfig, the file -> predictions
         from mipkit._runfolder import lock_run_folder
+        from mipkit.cli.flag_errors import flag_errors
         from mipkit.cli.options import check_out_folder
         from mipkit.workflows.audit_scores import AuditScoresConfig, audit_scores, read_predictions
 
-        config = AuditScoresConfig(
-            **measure(),
-            seed=seed,
-            attacks=attack_names(attacks),
-            id_column=id_column or "id",
-            label_column=label_column,
-            member_column=member_column,
-            member_value=member_value,
-            score_column=score_column,
-            positive_class=positive_class,
-            proba_columns=proba_columns or (),
-            slice_by=slice_by or (),
-        )
+        with flag_errors("audit_scores"):
+            config = AuditScoresConfig(
+                **measure(),
+                seed=seed,
+                attacks=attack_names(attacks),
+                id_column=id_column or "id",
+                label_column=label_column,
+                member_column=member_column,
+                member_value=member_value,
+                score_column=score_column,
+                positive_class=positive_class,
+                proba_columns=proba_columns or (),
+                slice_by=slice_by or (),
+            )
         run_dir = check_out_folder(out)
         predictions = read_predictions(predictions, config)  # refused before the run folder is made
         with lock_run_folder(run_dir):

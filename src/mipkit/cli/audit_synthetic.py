@@ -226,9 +226,8 @@ def register(app: typer.Typer) -> None:
             "table may lack it.",
         ),
     ) -> None:
-        """Audit synthetic data: NNAA privacy loss, DCR attack, attribute inference vs non-member baseline.
-
-        (Long only by its option declarations.)"""
+        """Audit synthetic data: NNAA privacy loss, DCR attack, attribute inference vs non-member baseline."""
+        # long only by its option declarations
         from mipkit.cli._progress import ProgressBar
         from mipkit.cli.flag_errors import flag_errors
         from mipkit.cli.options import comma_names, config_from_flags, hold_run_folder

@@ -100,10 +100,8 @@ def protect(
     ),
     allow_model: AllowModelOption = None,
 ) -> None:
-    """Protect: train a model and add noise to its parameters so that it is eta-MIP.
-
-    The length of this command is its option declarations; the work is :func:`mipkit.workflows.protect`.
-    """
+    """Protect: train a model and add noise to its parameters so that it is eta-MIP."""
+    # long only by its option declarations; the work is mipkit.workflows.protect
     from mipkit.cli.options import allow_models, check_count, check_n_jobs, check_out_file, echo_json
     from mipkit.report.protect_report import certificate_rows, certificate_title, protect_notes
     from mipkit.workflows.protect import ProtectConfig, ProtectData
@@ -180,10 +178,8 @@ def audit_noise(
     ),
     allow_model: AllowModelOption = None,
 ) -> None:
-    """Audit: the Bayes-optimal membership attack on the MIP-noise-wrapped model (the MIP game).
-
-    The length of this command is its option declarations; the work is :func:`mipkit.workflows.audit_noise`.
-    """
+    """Audit: the Bayes-optimal membership attack on the MIP-noise-wrapped model (the MIP game)."""
+    # long only by its option declarations; the work is mipkit.workflows.audit_noise
     from mipkit.cli.options import allow_models, check_count, check_n_jobs, echo_json
     from mipkit.report.protect_report import noise_attack_lines, noise_attack_rows, noise_attack_title
     from mipkit.workflows.audit_noise import AuditNoiseConfig

@@ -170,9 +170,8 @@ def register(app: typer.Typer) -> None:
             help="A two-class column: the utility report adds train-on-synthetic / test-on-real.",
         ),
     ) -> None:
-        """Make private synthetic data: DP-WGAN-GP, AIM, MST or CTGAN, with a certificate of its privacy.
-
-        (Long only by its option declarations.)"""
+        """Make private synthetic data: DP-WGAN-GP, AIM, MST or CTGAN, with a certificate of its privacy."""
+        # long only by its option declarations
         from pathlib import Path
 
         from mipkit.cli._progress import ProgressBar

@@ -26,6 +26,7 @@ __all__ = [
     "SKOPS_SUFFIXES",
     "PickleLoadWarning",
     "UntrustedModelFileError",
+    "check_model_file",
     "load_model_file",
     "save_model_file",
     "untrusted_types",
@@ -71,6 +72,56 @@ def untrusted_types(path: str | Path) -> list[str]:
     return sorted(_skops_io().get_untrusted_types(file=str(path)))
 
 
+def check_model_file(
+    path: str | Path, *, trust_pickle: bool = False, trusted: Iterable[str] = ()
+) -> list[str]:
+    """Refuse ``path`` as :func:`load_model_file` would, without loading it; return the skops types to trust.
+
+    Cheap enough to run before any other work: a skops file's types are read from its schema, a pickle is
+    not opened.
+
+    Raises
+    ------
+    UntrustedModelFileError, MipkitValueError
+        As :func:`load_model_file`.
+    """
+    p = Path(path)
+    if not p.is_file():
+        raise MipkitValueError(f"No such model file: {p}")
+    suffix = p.suffix.lower()
+    if suffix in SKOPS_SUFFIXES:
+        try:
+            found = untrusted_types(p)
+        except MipkitValueError:
+            raise
+        except Exception as exc:  # not a skops archive
+            raise MipkitValueError(f"{p} is not a readable skops file: {type(exc).__name__}: {exc}") from None
+        extra = sorted(set(found) - set(trusted))
+        if extra:
+            raise UntrustedModelFileError(
+                str(p),
+                "skops",
+                f"The model file {p} holds types that are not trusted by default: {', '.join(extra)}. Check "
+                "that you expect them, then pass them as trusted types to load the file.",
+                extra,
+            )
+        return found
+    if suffix in PICKLE_SUFFIXES:
+        if not trust_pickle:
+            raise UntrustedModelFileError(
+                str(p),
+                "pickle",
+                f"The model file {p} is a pickle: loading it runs code stored in the file, with your rights. "
+                "Load it only if you trust where it came from (pass trust_pickle=True), or save the model in "
+                "the skops format (mipkit.game.model_files.save_model_file) and load that.",
+            )
+        return []
+    raise MipkitValueError(
+        f"The model file {p} has suffix {suffix or '(none)'!r}; expected .skops (safe) or a pickle "
+        f"({', '.join(PICKLE_SUFFIXES)})."
+    )
+
+
 def load_model_file(path: str | Path, *, trust_pickle: bool = False, trusted: Iterable[str] = ()) -> Any:
     """The fitted model stored in ``path`` (see the module docstring for what is refused).
 
@@ -90,47 +141,18 @@ def load_model_file(path: str | Path, *, trust_pickle: bool = False, trusted: It
     MipkitValueError
         A missing file or an unknown suffix.
     """
+    found = check_model_file(path, trust_pickle=trust_pickle, trusted=trusted)
     p = Path(path)
-    if not p.is_file():
-        raise MipkitValueError(f"No such model file: {p}")
-    suffix = p.suffix.lower()
-    if suffix in SKOPS_SUFFIXES:
-        sio = _skops_io()
-        try:
-            found = untrusted_types(p)
-        except Exception as exc:  # not a skops archive
-            raise MipkitValueError(f"{p} is not a readable skops file: {type(exc).__name__}: {exc}") from None
-        extra = sorted(set(found) - set(trusted))
-        if extra:
-            raise UntrustedModelFileError(
-                str(p),
-                "skops",
-                f"The model file {p} holds types that are not trusted by default: {', '.join(extra)}. Check "
-                "that you expect them, then pass them as trusted types to load the file.",
-                extra,
-            )
-        return sio.load(str(p), trusted=found or None)
-    if suffix in PICKLE_SUFFIXES:
-        if not trust_pickle:
-            raise UntrustedModelFileError(
-                str(p),
-                "pickle",
-                f"The model file {p} is a pickle: loading it runs code stored in the file, with your rights. "
-                "Load it only if you trust where it came from (pass trust_pickle=True), or save the model in "
-                "the skops format (mipkit.game.model_files.save_model_file) and load that.",
-            )
-        warnings.warn(
-            f"Loaded {p} as a pickle: the code it holds ran with your rights (trust_pickle=True).",
-            PickleLoadWarning,
-            stacklevel=2,
-        )
-        import joblib
-
-        return joblib.load(p)
-    raise MipkitValueError(
-        f"The model file {p} has suffix {suffix or '(none)'!r}; expected .skops (safe) or a pickle "
-        f"({', '.join(PICKLE_SUFFIXES)})."
+    if p.suffix.lower() in SKOPS_SUFFIXES:
+        return _skops_io().load(str(p), trusted=found or None)
+    warnings.warn(
+        f"Loaded {p} as a pickle: the code it holds ran with your rights (trust_pickle=True).",
+        PickleLoadWarning,
+        stacklevel=2,
     )
+    import joblib
+
+    return joblib.load(p)
 
 
 def save_model_file(model: Any, path: str | Path) -> Path:

@@ -102,6 +102,18 @@ class TprAtFpr:
         """The FPR the threshold achieves on the trials (at most ``target_fpr``)."""
         return Proportion(self.false_positives, self.nonmembers).value
 
+    def member_flags(self, scores: np.ndarray, labels: np.ndarray) -> np.ndarray:
+        """Each trial's expected flag under this rule, counted on the members only (0 for a non-member):
+        1 above the threshold, :attr:`tied_share` at it when the rule is randomised there. Their sum over
+        the members of the trials the rule was set on is the rule's true positives (before rounding), so
+        any resampling of these flags measures the same TPR as :attr:`tpr`."""
+        s = np.asarray(scores, dtype=float)
+        if self.tied_share > 0:
+            flags = (s > self.threshold) + self.tied_share * (s == self.threshold)
+        else:
+            flags = (s >= self.threshold).astype(float)
+        return flags * np.asarray(labels, dtype=bool)
+
     def interval(self, confidence: float = 0.95) -> tuple[float, float]:
         """Clopper-Pearson interval on the TPR at this threshold."""
         return self.flagged_members.interval(confidence)
@@ -180,7 +192,7 @@ class AttackSummary:
         }
 
 
-def _threshold_at_fpr(scores: np.ndarray, labels: np.ndarray, target: float) -> TprAtFpr:
+def threshold_at_fpr(scores: np.ndarray, labels: np.ndarray, target: float) -> TprAtFpr:
     """The rule at ``target``: every trial above a threshold, and where the next score's trials tie and would
     overshoot the FPR, the share of them that meets it (a randomised rule; expected counts, rounded)."""
     f, t, thr = roc_curve(scores, labels)
@@ -321,7 +333,7 @@ def summarize_attack(
         auc=roc_auc(s, y),
         members=n_pos,
         nonmembers=n_neg,
-        tpr_at_fpr=tuple(_threshold_at_fpr(s, y, a) for a in fprs),
+        tpr_at_fpr=tuple(threshold_at_fpr(s, y, a) for a in fprs),
         eta=EtaEstimate(int(np.sum(guesses == y)), int(y.size)),
         balanced_accuracy=(tpr_hat + tnr_hat) / 2,
         base_rates=tuple(base_rates),

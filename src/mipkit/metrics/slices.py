@@ -39,9 +39,9 @@ import pandas as pd
 
 from mipkit._random import check_random_state
 from mipkit._validation import MipkitValueError, check_interval
-from mipkit.metrics.attack_summary import crossfit_guesses, fpr_label
+from mipkit.metrics.attack_summary import crossfit_guesses, fpr_label, threshold_at_fpr
 from mipkit.metrics.cluster_bootstrap import weighted_auc_replicates
-from mipkit.metrics.roc import DEFAULT_FPRS, roc_auc, roc_curve
+from mipkit.metrics.roc import DEFAULT_FPRS, roc_auc
 from mipkit.stats import pigeonhole_weights, simultaneous_intervals, two_way_ratio_replicates
 
 __all__ = [
@@ -373,11 +373,9 @@ def _measure(s, lab, correct, W, V, fprs) -> tuple[dict, dict]:
     rep["eta"] = two_way_ratio_replicates(correct[None], ones, W, V)[:, 0] - 0.5
     est["auc"] = roc_auc(s.ravel(), lab.ravel().astype(int))
     rep["auc"] = weighted_auc_replicates(s, lab, W, V)
-    f_roc, t_roc, thr = roc_curve(s.ravel(), lab.ravel().astype(int))  # once for every FPR
     for f in fprs:
-        # as attack_summary._threshold_at_fpr: the last ROC point with FPR <= f (lowest such threshold)
-        i = max(int(np.searchsorted(f_roc, f, side="right") - 1), 0)
-        flags = ((s >= thr[i]) & lab).astype(float)
+        # the rule of the main table (attack_summary.threshold_at_fpr): randomised at tied scores
+        flags = threshold_at_fpr(s.ravel(), lab.ravel().astype(int), f).member_flags(s, lab)
         est[fpr_label(f)] = float(flags.sum() / max(lab.sum(), 1))
         rep[fpr_label(f)] = two_way_ratio_replicates(flags[None], lab.astype(float), W, V)[:, 0]
     return est, rep

@@ -264,15 +264,18 @@ def plain_summary(results: dict, *, who: str = "the model") -> list[str]:
         acc = 0.5 + a["eta"]
         lo, hi = results.get("eta_ci") or a["eta_ci"]
         hl = results.get("headline") or {}
+        n_run = len(hl.get("family", []))
+        which = "the only attack" if n_run == 1 else "the strongest attack"
+        choice = f" and for choosing the strongest of {n_run} attacks" if n_run > 1 else ""
         fitted = (results.get("question") or {}).get("answered") == "this fitted model"
         how = (
             ("a bootstrap over the records of the one model" if fitted else "an interval that allows for "
-             "dependent trials") + f" and for choosing the strongest of {len(hl.get('family', []))} attacks"
+             "dependent trials") + choice
             if hl
             else "trials taken as independent"
         )  # fmt: skip
         lines.append(
-            f"Given a record and {who}, the strongest attack ({best}) guessed correctly whether the record "
+            f"Given a record and {who}, {which} ({best}) guessed correctly whether the record "
             f"was in the training data {_pct(acc)} of the time (a coin flip gets 50%). That is a measured "
             f"MIP eta of {a['eta']:.3f} (95% interval {lo:.3f} to {hi:.3f}, {how}); the true eta is at least "
             "about this large."
@@ -312,9 +315,11 @@ def plain_summary(results: dict, *, who: str = "the model") -> list[str]:
     if util:
         rate = util.get("majority_class_rate")
         maj = f" (always guessing the majority class: {_pct(rate)})" if rate is not None else ""
+        one = (results.get("question") or {}).get("answered") == "this fitted model"
+        model, it, own = ("The model is", "it", "its") if one else ("The models are", "they", "their")
         lines.append(
-            f"The models are right on {_pct(util['accuracy_nonmembers'])} of records they did not train on"
-            f"{maj} and {_pct(util['accuracy_members'])} of their own training records."
+            f"{model} right on {_pct(util['accuracy_nonmembers'])} of records {it} did not train on{maj} and "
+            f"{_pct(util['accuracy_members'])} of {own} own training records."
         )
     if game:
         lines.append(

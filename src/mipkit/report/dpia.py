@@ -105,8 +105,8 @@ def risk_paragraph(profile: Mapping[str, Any], mechanism: Mapping[str, Any]) -> 
     )
     if pct(game) != pct(in_out):
         headline += (
-            f"; at most {pct(game)} if it also knows how many records there are (the person's record then "
-            "takes another's place: two changes, not one)"
+            f"; secondary figure: at most {pct(game)} if the attacker also knows how many records there are "
+            "(the person's record then takes another's place: two changes, not one)"
         )
     headline += "."
     premise = (

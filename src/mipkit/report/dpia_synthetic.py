@@ -97,8 +97,8 @@ def synthesize_paragraph(d: Mapping[str, Any]) -> str:
     )
     if pct(game) != pct(in_out):
         headline += (
-            f"; at most {pct(game)} if it also knows how many records there are (the person's record then "
-            "takes another's place: two changes, not one)"
+            f"; secondary figure: at most {pct(game)} if the attacker also knows how many records there are "
+            "(the person's record then takes another's place: two changes, not one)"
         )
     premise = (
         f"Premise: {domain}; the figures are upper bounds over every attacker, whatever it knows, and hold "

@@ -40,18 +40,28 @@ def answer_lines(results: dict) -> list[str]:
 
 
 def most_exposed_line(results: dict) -> str | None:
-    """The line that names the five most exposed members (by id, else by record) and their ranks; None when
-    no member is ranked."""
+    """The line that names the most exposed members (by id, else by record) and their ranks, ties said as
+    ties, and how many records share the top score; None when no member is ranked."""
     rec = results.get("records") or {}
     top = rec.get("most_exposed") or []
     if not top:
         return None
     key = rec.get("id_field") or "record"
     n = (results.get("design") or {}).get("n_records")
-    names = ", ".join(f"{r.get(key)} (rank {r.get('rank')})" for r in top[:5])
+
+    def rank(r: dict) -> str:
+        tied = int(r.get("tied") or 1)
+        return f"rank {r.get('rank')}" + (
+            f", tied with {tied - 1} other{'s' if tied > 2 else ''}" if tied > 1 else ""
+        )
+
+    names = ", ".join(f"{r.get(key)} ({rank(r)})" for r in top)
+    first = int(top[0].get("tied") or 1) if top[0].get("rank") == 1 else 1
+    shared = f" {first} records (members and non-members) share the top score." if first > 1 else ""
     return (
-        f"Most exposed members ({rec.get('most_exposed_attack')}; rank of the score among {n} records, "
-        f"1 = most member-like): {names}; all in scores.parquet."
+        f"Most exposed members ({rec.get('most_exposed_attack')}; the {len(top)} members ranked highest; "
+        f"rank of the score among {n} records, 1 = most member-like, tied scores share a rank): {names}; "
+        f"all in scores.parquet.{shared}"
     )
 
 

@@ -7,6 +7,7 @@ and audit-synthetic (what the copy counts say).
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 # --- certify ---
@@ -112,15 +113,19 @@ def calibration_sentence(result: Any) -> str:
 
 
 def demo_guarantee_sentence(epsilon: float, eta: float) -> str:
-    """What an ``epsilon``-DP guarantee means for a membership attacker, given its MIP ``eta``.
+    """What a pure ``epsilon``-DP guarantee (add/remove) means for a membership attacker, given its MIP
+    ``eta``.
 
-    The attacker's accuracy on a balanced guess is at most ``1/2 + eta`` (docs/theory.md section 3:
-    ``eta = adv / 2`` for f-DP).
+    The headline is ``mipkit risk``'s: telling whether a person is in the data, right at most
+    ``e^eps / (1 + e^eps)`` of the time; the secondary figure, with its premise, the MIP game's ``1/2 + eta``
+    (docs/theory.md section 3).
     """
+    in_out = math.exp(epsilon) / (1 + math.exp(epsilon))
     return (
-        f"What a guarantee means: epsilon = {epsilon:g} differential privacy "
-        "bounds any membership attacker's accuracy by "
-        f"{100 * (0.5 + eta):.1f}% (MIP eta = {eta:.3f}); mipkit instead targets eta directly."
+        f"What a guarantee means: epsilon = {epsilon:g} differential privacy bounds any membership "
+        f"attacker's accuracy by {100 * in_out:.1f}%; secondary figure: {100 * (0.5 + eta):.1f}% if the "
+        f"attacker also knows how many records there are (MIP eta = {eta:.3f}); mipkit instead targets eta "
+        "directly."
     )
 
 

@@ -126,7 +126,7 @@ def _headline_statistics(names, summaries, trial_scores, labels, confidence, n_b
         flags = []
         for a in names:
             point = next(p for p in summaries[a].tpr_at_fpr if fpr_label(p.target_fpr) == key)
-            flags.append((np.asarray(trial_scores[a]) >= point.threshold) & lab)
+            flags.append(point.member_flags(np.asarray(trial_scores[a]), lab))
         num = np.stack(flags).astype(float)
         est = num.sum(axis=(1, 2)) / max(lab.sum(), 1)
         tpr[key] = _family(est, two_way_ratio_replicates(num, lab.astype(float), W, V), confidence)
@@ -298,7 +298,7 @@ def verdict(
     where = f"{metric} {value:.4f} ({name}; {100 * conf:g}% simultaneous interval {ci[0]:.4f} to {ci[1]:.4f})"
     if fail_above is None:
         status = "finding" if violations else "no policy"
-        text = f"No policy stated (no limit to compare with). Measured: {where}."
+        text = f"No limit to compare the measurement with. Measured: {where}."
         policy = None
     else:
         limit = float(fail_above)

@@ -60,6 +60,12 @@ class AuditFittedConfig(MeasureConfig):
             raise MipkitValueError(
                 f"The 'n_reference' parameter of audit_fitted must be 0 (none) or an integer >= 2. Got {k!r}."
             )
+        if k == 0 and "loss" not in self.attacks:
+            raise MipkitValueError(
+                f"LiRA and RMIA need reference models; the 'n_reference' parameter of audit_fitted is 0 "
+                f"(none), which leaves only LOSS: add loss to the 'attacks' parameter of audit_fitted "
+                f"({', '.join(self.attacks)}), or ask for 2 or more reference models."
+            )
         check_choice("backend", self.backend, ("local", "ray"), owner=self.owner)
         jobs = self.n_jobs
         if isinstance(jobs, bool) or not isinstance(jobs, (int, np.integer)) or jobs == 0:

@@ -1,10 +1,10 @@
 """The inputs of :func:`mipkit.audit_fitted`, checked before the model is scored.
 
 Members, non-members and the population are tables with the target column (or ``(X, y)`` pairs); they must
-not share a record, must hold values the model can score (no NaN, no infinity, no word in a column of
-numbers), must give the model every column it was fitted on, and the target must not be one of those. The
-model must be a classifier (``predict_proba`` / ``decision_function``), a regressor or a torch module: a
-clusterer's ``predict`` is no output to audit.
+not share a record, must hold values the model can score (no NaN unless the model encodes missing cells
+itself, no infinity, no word in a column of numbers), must give the model every column it was fitted on,
+and the target must not be one of those. The model must be a classifier (``predict_proba`` /
+``decision_function``), a regressor or a torch module: a clusterer's ``predict`` is no output to audit.
 """
 
 from __future__ import annotations
@@ -119,6 +119,14 @@ def check_model(model: Any) -> str:
     return "regressor" if _is_regressor(model) else "classifier"
 
 
+def _accepts_missing(model: Any) -> bool:
+    """Whether the model's first step encodes missing cells itself (``accepts_missing_``: a
+    :class:`mipkit.data.encoder.DomainEncoder` whose public domain allows them)."""
+    steps = getattr(model, "steps", None)
+    first = steps[0][1] if steps else model
+    return bool(getattr(first, "accepts_missing_", False))
+
+
 def check_features(X: pd.DataFrame, what: str, model: Any = None, target: str | None = None) -> None:
     """Refuse features the model cannot score: missing values, infinities, words among numbers, and (with
     ``model``) columns it was fitted on that ``X`` lacks or a ``target`` that is one of them. With ``model``
@@ -140,7 +148,7 @@ def check_features(X: pd.DataFrame, what: str, model: Any = None, target: str | 
             )
         X = X[names]  # the other columns are ignored
     missing = [str(c) for c in X.columns if X[c].isna().any()]
-    if missing:
+    if missing and not _accepts_missing(model):
         raise MipkitValueError(
             f"Missing values in column(s) {', '.join(map(repr, missing[:8]))} of the {what}; impute them or "
             "drop those rows first."
@@ -150,7 +158,7 @@ def check_features(X: pd.DataFrame, what: str, model: Any = None, target: str | 
         if pd.api.types.is_bool_dtype(column):
             continue
         if pd.api.types.is_numeric_dtype(column):
-            if not np.all(np.isfinite(column.to_numpy(dtype=float))):
+            if np.isinf(column.to_numpy(dtype=float)).any():
                 raise MipkitValueError(f"Column {str(c)!r} of the {what} has infinite values.")
         else:
             check_not_mostly_numeric(column, str(c), what)

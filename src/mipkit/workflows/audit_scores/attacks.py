@@ -16,9 +16,17 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from mipkit._validation import MipkitValueError
 from mipkit.attacks.registry import ATTACKS, AttackInputs, _finite, run_score_attacks
 
-__all__ = ["BALANCE_STREAM", "MIN_REFERENCE_MODELS", "attack_scores", "balanced_trials", "utility"]
+__all__ = [
+    "BALANCE_STREAM",
+    "MIN_REFERENCE_MODELS",
+    "attack_scores",
+    "balanced_trials",
+    "check_attacks_can_run",
+    "utility",
+]
 
 MIN_REFERENCE_MODELS = 2
 """LiRA fits a Gaussian per record to the reference models' confidences: at least two are needed."""
@@ -39,6 +47,16 @@ def balanced_trials(member: np.ndarray, seed: int) -> np.ndarray:
     small, large = (members, others) if members.size < others.size else (others, members)
     rng = np.random.default_rng(np.random.SeedSequence([int(seed), BALANCE_STREAM]))
     return np.sort(np.concatenate([small, rng.choice(large, size=small.size, replace=False)]))
+
+
+def check_attacks_can_run(requested: Sequence[str], n_reference: int) -> None:
+    """Refuse a list of attacks none of which can run: LiRA and RMIA alone without reference models."""
+    if "loss" not in requested and n_reference < MIN_REFERENCE_MODELS:
+        raise MipkitValueError(
+            f"None of the attacks asked for ({', '.join(requested)}) can run: LiRA and RMIA need the outputs "
+            f"of at least {MIN_REFERENCE_MODELS} reference models (got {n_reference}). Add loss to the "
+            "attacks, or give reference models' outputs."
+        )
 
 
 def reference_plan(requested: Sequence[str], ref_member: np.ndarray | None) -> tuple[list[str], dict]:

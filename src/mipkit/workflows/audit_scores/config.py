@@ -13,13 +13,15 @@ from dataclasses import dataclass, fields
 from typing import Any, ClassVar
 
 from mipkit._validation import MipkitValueError
-from mipkit.attacks.registry import ATTACKS
 from mipkit.metrics.roc import DEFAULT_BASE_RATES, DEFAULT_FPRS
 from mipkit.workflows._shape import VerbConfig
 from mipkit.workflows.audit.config import check_measurement
 from mipkit.workflows.audit.verdict import check_policy
 
-__all__ = ["AuditScoresConfig", "MeasureConfig", "names"]
+__all__ = ["OFFERED_ATTACKS", "AuditScoresConfig", "MeasureConfig", "names"]
+
+OFFERED_ATTACKS = ("loss", "lira", "rmia")
+"""The attacks an audit of one model's outputs runs: LTU needs the training procedure, not one model."""
 
 
 def names(value: Any) -> tuple[str, ...]:
@@ -36,8 +38,9 @@ class MeasureConfig(VerbConfig):
     Attributes
     ----------
     attacks : tuple of str
-        Names of :data:`mipkit.attacks.registry.ATTACKS`; ``loss`` must be one of them. Attacks the outputs
-        do not allow (LiRA and RMIA without reference models) are skipped, with the reason, in the result.
+        One or more of :data:`OFFERED_ATTACKS`. Attacks the outputs do not allow (LiRA and RMIA without
+        reference models) are skipped, with the reason, in the result; when none of them is left, the audit
+        is refused.
     fprs : tuple of float
         False-positive rates in (0, 1) at which the TPR is measured.
     base_rates : tuple of float
@@ -75,10 +78,10 @@ class MeasureConfig(VerbConfig):
             owner=self.owner,
         )
         attacks = tuple(a.lower() for a in names(self.attacks))
-        if "loss" not in attacks or any(a not in ATTACKS for a in attacks):
+        if not attacks or any(a not in OFFERED_ATTACKS for a in attacks):
             raise MipkitValueError(
-                f"The 'attacks' parameter of {self.owner} must include loss, among {', '.join(ATTACKS)}. "
-                f"Got {', '.join(attacks) or 'nothing'} instead."
+                f"The 'attacks' parameter of {self.owner} must be one or more of "
+                f"{', '.join(OFFERED_ATTACKS)}. Got {', '.join(attacks) or 'nothing'} instead."
             )
         fprs = tuple(float(f) for f in self.fprs)
         metric = check_policy(self.fail_metric, self.fail_above, fprs) or "eta"

@@ -34,6 +34,7 @@ import pandas as pd
 
 from mipkit._validation import MipkitValueError
 from mipkit.workflows.audit.config import RecordInfo
+from mipkit.workflows.audit_scores.attacks import check_attacks_can_run
 from mipkit.workflows.audit_scores.config import AuditScoresConfig
 from mipkit.workflows.audit_scores.outputs import ModelOutputs, Predictions
 
@@ -230,6 +231,7 @@ def read_predictions(
         reference: list[ModelOutputs] = []
     else:
         outputs, labels, classes, reference = _mipkit_outputs(df, config)
+    check_attacks_can_run(config.attacks, len(reference))
     return Predictions(
         labels, member, outputs, tuple(reference), ids, tuple(classes), records, config.label_column,
         **_described(source),

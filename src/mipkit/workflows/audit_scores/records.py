@@ -86,12 +86,19 @@ def scores_table(
 def most_exposed_members(
     table: pd.DataFrame, attack: str | None, k: int = MOST_EXPOSED, *, id_field: str | None = None
 ) -> pd.DataFrame:
-    """The ``k`` members ranked highest by ``attack``: ``rank``, ``record``, ``row``, the id, ``score`` and
+    """The ``k`` members ranked highest by ``attack``: ``rank``, ``tied`` (how many audited records, members
+    and non-members, share that rank: 1 when none ties), ``record``, ``row``, the id, ``score`` and
     ``flagged`` (at FPR 1%, when measured)."""
     if attack is None or f"{attack}_rank" not in table:
         return pd.DataFrame()
+    ranks = table[f"{attack}_rank"]
     top = table[table["member"] == 1].sort_values([f"{attack}_rank", "record"]).head(k)
-    out = {"rank": top[f"{attack}_rank"], "record": top["record"], ROW_COLUMN: top[ROW_COLUMN]}
+    out = {
+        "rank": top[f"{attack}_rank"],
+        "tied": top[f"{attack}_rank"].map(ranks.value_counts()).astype(int),
+        "record": top["record"],
+        ROW_COLUMN: top[ROW_COLUMN],
+    }
     if id_field is not None and id_field in top:
         out[id_field] = top[id_field]
     out["score"] = top[f"{attack}_score"]
@@ -112,10 +119,15 @@ def fitted_slices(
     confidence: float,
     n_boot: int,
     random_state: Any,
+    headline: Mapping[str, Any] | None = None,
 ) -> SliceSummary | None:
     """Per-subgroup metrics of the strongest attack (largest held-out eta) by true class (``true_class``, the
     class names of the records; None for a regressor or a loss) and by every ``slice_by`` column. None when
-    there is nothing to slice by."""
+    there is nothing to slice by.
+
+    With ``headline`` (:func:`mipkit.workflows.audit.verdict.headline_statistics` of the same trials), the
+    "all records" row shows the main table's figures and intervals: one quantity, one computation. The
+    subgroups' excess over all records keeps the slices' own bootstrap (the subgroups' replicates)."""
     groups = {} if true_class is None else {label_name: np.asarray(true_class).astype(str)}
     groups.update(records.slices)
     if not summaries or not groups:
@@ -123,7 +135,7 @@ def fitted_slices(
     best = max(summaries, key=lambda a: summaries[a].eta.eta)  # the first one on a tie, as AuditResult
     n = member.size
     guesses = summaries[best].guesses
-    return slice_summary(
+    summary = slice_summary(
         np.asarray(scores[best], dtype=float).reshape(1, n),
         member.reshape(1, n),
         groups,
@@ -136,3 +148,23 @@ def fitted_slices(
         attack=best,
         random_state=random_state,
     )
+    stats = (headline or {}).get("attacks", {}).get(best)
+    if stats is not None:
+        _headline_row(summary.overall, summaries[best], stats, headline)
+    return summary
+
+
+def _headline_row(row: dict, summary: AttackSummary, stats: Mapping[str, Any], headline: Mapping) -> None:
+    """Write the main table's figures of the attack into the "all records" row (in place)."""
+    top = headline.get("headline") or {}
+    row["auc"], row["auc_ci"] = stats["auc"], list(stats["auc_ci"])
+    row["eta"] = stats["eta"]
+    row["eta_ci"] = list(top["eta_ci"] if top.get("attack") == summary.name else stats["eta_ci_simultaneous"])
+    tpr = {fpr_label(p.target_fpr): p.tpr for p in summary.tpr_at_fpr}
+    row["tpr_at_fpr"] = {k: tpr[k] for k in row.get("tpr_at_fpr") or {} if k in tpr}
+    row["tpr_at_fpr_ci"] = {
+        k: [max(0.0, lo), min(1.0, hi)]
+        for k in row["tpr_at_fpr"]
+        if k in stats["tpr_at_fpr"]
+        for lo, hi in [stats["tpr_at_fpr"][k]["tpr_ci"]]
+    }

@@ -29,7 +29,12 @@ from mipkit.engine.ledger import hash_array
 from mipkit.metrics.attack_summary import summarize_attack
 from mipkit.workflows.audit.result import FITTED_MODEL
 from mipkit.workflows.audit.verdict import headline_statistics, provenance, verdict
-from mipkit.workflows.audit_scores.attacks import attack_scores, balanced_trials, utility
+from mipkit.workflows.audit_scores.attacks import (
+    attack_scores,
+    balanced_trials,
+    check_attacks_can_run,
+    utility,
+)
 from mipkit.workflows.audit_scores.config import AuditScoresConfig, MeasureConfig
 from mipkit.workflows.audit_scores.outputs import Predictions, as_proba, binary
 from mipkit.workflows.audit_scores.records import fitted_slices, scores_table
@@ -157,6 +162,7 @@ def measure(data: Predictions, config: MeasureConfig, *, progress: Progress | No
     mem, target, y, kind = _target_arrays(data)
     probs, in_mask = _stacked(data, mem, target, kind)
     records = data.record_info(mem.size)
+    check_attacks_can_run(config.attacks, probs.shape[0] - 1)
     inputs, scores, settings, skipped = attack_scores(probs, y, in_mask, config.attacks)
     steps.add()
     game = balanced_trials(mem, config.seed)  # the metrics: a game at the MIP prior 1/2
@@ -183,6 +189,7 @@ def measure(data: Predictions, config: MeasureConfig, *, progress: Progress | No
         confidence=config.confidence,
         n_boot=config.n_boot,
         random_state=np.random.default_rng(np.random.SeedSequence([config.seed, SLICES_STREAM])),
+        headline=stats,
     )
     steps.add()
     info = {"import_path": "fitted model", "params": {}, **dict(data.model_info)}

@@ -15,6 +15,18 @@ from mipkit.workflows._text_table import TextTable
 __all__ = ["RiskRow", "risk_rows", "risk_table"]
 
 INFINITE = "none (infinite)"
+HEADLINE = "Accuracy telling whether a person is in the data"
+"""The headline of the DPIA paragraph (:mod:`mipkit.report.dpia`): the table's first row."""
+IF_COUNT_KNOWN = "Accuracy if the attacker also knows how many records there are"
+"""The secondary figure, in the same words in the paragraph and the table: the MIP game's accuracy."""
+
+
+def _share(key: str) -> str:
+    return f"{100 * float(key):g}%"
+
+
+def _success(key: str) -> str:
+    return f"success of an attack that succeeds {_share(key)} of the time without it"
 
 
 class RiskRow(NamedTuple):
@@ -55,21 +67,40 @@ def risk_rows(profile: Mapping[str, Any], mechanism: Mapping[str, Any]) -> list[
     """
     rel = profile["relations"]
     mip, mem = rel["mip_game"], rel["membership"]
-    accuracy = f"MIP eta (accuracy {profile['accuracy']:.4f})"
+    adv, adv_low, eta_low = profile["advantage"], profile["advantage_lower"], profile["eta_lower"]
     rows = [
-        RiskRow(accuracy, mip, profile["eta"], profile["eta_lower"], ".4f"),
-        RiskRow("Advantage (max TPR - FPR)", mem, profile["advantage"], profile["advantage_lower"], ".4f"),
+        # the headline of the DPIA paragraph first, then the same attacker with the premise it adds
+        RiskRow(
+            f"{HEADLINE} (advantage {adv:.4f})",
+            mem,
+            0.5 + adv / 2,
+            None if adv_low is None else 0.5 + adv_low / 2,
+            ".4f",
+        ),
+        RiskRow(
+            f"{IF_COUNT_KNOWN} (MIP eta {profile['eta']:.4f})",
+            mip,
+            profile["accuracy"],
+            None if eta_low is None else 0.5 + eta_low,
+            ".4f",
+        ),
     ]
     success = dict(profile["success_bound"])
     for key, v in profile["tpr_at_fpr"].items():
-        label = f"TPR at FPR {key}"
+        label = f"Members found at {_share(key)} false alarms (TPR at FPR {key})"
         if key in success:
             success.pop(key)
-            label += f" = success from {key}"
+            label += f"; also: {_success(key)}"
         rows.append(RiskRow(label, mem, v, profile["tpr_at_fpr_lower"][key], ".4g"))
     for key, v in success.items():
         rows.append(
-            RiskRow(f"Success from baseline {key}", mem, v, profile["success_bound_lower"][key], ".4g")
+            RiskRow(
+                _success(key)[0].upper() + _success(key)[1:],
+                mem,
+                v,
+                profile["success_bound_lower"][key],
+                ".4g",
+            )
         )
     for key, by_recall in profile["precision_at_base_rate"].items():
         low = profile["precision_at_base_rate_lower"][key]
@@ -101,9 +132,12 @@ def risk_table(profile: Mapping[str, Any], mechanism: Mapping[str, Any]) -> Text
     def cell(v: float | None, fmt: str) -> str:
         return INFINITE if v is None else format(v, fmt)
 
+    rows_in = risk_rows(profile, mechanism)
+    # Bound and Lower as two columns only where some printed pair differs
+    two_sided = two_sided and any(cell(r.bound, r.fmt) != cell(r.lower, r.fmt) for r in rows_in)
     rows = tuple(
         (r.label, r.relation, cell(r.bound, r.fmt), *((cell(r.lower, r.fmt),) if two_sided else ()))
-        for r in risk_rows(profile, mechanism)
+        for r in rows_in
     )
     rels = {profile["relations"]["mip_game"], profile["relations"]["membership"]}
     notes = [f"{rel} rows: {relation_phrase(rel)}." for rel in sorted(rels, reverse=True)]

@@ -28,17 +28,18 @@ SPLIT_FILE = "split.parquet"
 AUDIT_DIR = "audit"
 HELD_OUT_NOTE = (
     "The held-out rows stood in for non-members: they are the only records of the population the run did "
-    "not train on, drawn from the same table by the same seeded split."
+    "not train on, drawn from the same table by the run's secret random split (OS entropy, unless a noise "
+    "seed was given)."
 )
 
 
 def read_records(
     data: TrainingTable, config: Any, domain: Any
-) -> tuple[Dataset, np.ndarray, np.ndarray | None]:
+) -> tuple[Dataset, np.ndarray, np.ndarray | None, list[str]]:
     """The arrays of ``data`` read with the settings of ``config`` (a
     :class:`~mipkit.workflows.train_private.config.TrainPrivateConfig`), each record's position in the table
-    as read (``rows``; ``dropna`` drops some) and its id (``None`` without ``data.id_column``; the id column
-    is checked and left out of the features)."""
+    as read (``rows``; ``dropna`` drops some), its id (``None`` without ``data.id_column``; the id column
+    is checked and left out of the features) and the raw feature columns, in the table's order."""
     from mipkit.workflows.audit.config import check_id_column
 
     df = (data.table if isinstance(data.table, pd.DataFrame) else read_table(data.table)).reset_index(
@@ -55,7 +56,8 @@ def read_records(
     if config.dropna:  # the rows features_target keeps: no missing feature nor label
         kept = df.drop(columns=[data.target, *drop]).notna().all(axis=1) & df[data.target].notna()
         rows, ids = rows[kept.to_numpy()], None if ids is None else ids[kept.to_numpy()]
-    return ds, rows, ids
+    columns = [str(c) for c in df.columns if c != data.target and c not in drop]
+    return ds, rows, ids, columns
 
 
 def split_frame(

@@ -76,14 +76,15 @@ def _audit_table(audit: Mapping[str, Any], run_line: tuple[str, ...]) -> TextTab
     rows = []
     for fpr, r in audit["tpr_at_fpr"].items():
         within = "NO (beyond sampling error)" if r["violation"] else "yes" if r["within"] else "point above"
-        rows.append((f"TPR at FPR {fpr}", f"{r['measured']:.4g}", f"{r['certified']:.4g}", within))
+        measured = f"{r['measured']:.4g} [{max(r['lower'], 0.0):.4g}, {min(r['upper'], 1.0):.4g}]"
+        rows.append((f"TPR at FPR {fpr}", measured, f"{r['certified']:.4g}", within))
     note = (
         f"{audit['attack'].upper()} on {audit['members']} training rows vs {audit['non_members']} held-out "
         f"rows. {audit['note']}"
     )
     return TextTable(
         "Audit of the released model against its certificate",
-        ("Risk", "Measured", "Certified", "Within"),
+        ("Risk", "Measured [95% interval]", "Certified", "Within"),
         tuple(rows),
         (note, *run_line),
         align="lrrr",

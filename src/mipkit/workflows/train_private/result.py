@@ -1,10 +1,10 @@
 """What :func:`mipkit.workflows.train_private.train_private` returns: :class:`TrainPrivateResult`.
 
-The fitted pipeline (the scaler and the classifier), its certificate, the held-out accuracy, the split and,
-with an audit, the audit against the certificate. ``to_dict()`` is the ``--json`` payload and
-``results.json``; ``write(out)`` the run folder: ``model.joblib``, ``certificate.json``, with
-``record_split`` ``split.parquet``, ``results.json`` (kind ``"train-private"``), ``report.md`` and
-``report.html``.
+The fitted pipeline (the encoding of the raw columns, the scaler and the classifier), its certificate, the
+held-out accuracy, the split and, with an audit, the audit against the certificate. ``to_dict()`` is the
+``--json`` payload and ``results.json``; ``write(out)`` the run folder: ``model.joblib``,
+``certificate.json``, with ``record_split`` ``split.parquet``, ``results.json`` (kind ``"train-private"``),
+``report.md`` and ``report.html``.
 """
 
 from __future__ import annotations

@@ -9,14 +9,15 @@ rows trained the model, and one row added to the table reshuffles its whole clas
 the features with the mean and standard deviation *of the held-out rows* (so the training rows influence
 nothing but the DP-SGD run and the certificate covers everything they influence), fits a
 :class:`~mipkit.trainers.DPSGDClassifier` calibrated to the target for the exact sample rate and number of
-steps of the run, and writes the run folder: ``model.joblib`` (a scikit-learn pipeline: the scaler and the
-classifier), ``certificate.json``, with ``record_split`` ``split.parquet`` (which rows, by position and with
-``id_column`` by id, trained the model and which were held out; no feature, no label, but exactly the
-membership the certificate protects: as private as the data), ``results.json`` (kind
-``"train-private"``), ``report.md`` and ``report.html`` (the certificate's trade-off curve, the held-out
-accuracy). With ``audit``, the fitted model is audited against its certificate on its training rows versus
-the held-out rows (:func:`mipkit.workflows.train_private.records.audit_against_certificate`); its run folder
-``audit/``, whose per-record scores carry the split, only with ``record_split``.
+steps of the run, and writes the run folder: ``model.joblib`` (a scikit-learn pipeline over the table's raw
+columns: :class:`~mipkit.data.encoder.DomainEncoder`, the scaler and the classifier), ``certificate.json``,
+with ``record_split`` ``split.parquet`` (which rows, by position and with ``id_column`` by id, trained the
+model and which were held out; no feature, no label, but exactly the membership the certificate protects: as
+private as the data), ``results.json`` (kind ``"train-private"``), ``report.md`` and ``report.html`` (the
+certificate's trade-off curve, the held-out accuracy). With ``audit``, the fitted model is audited against its
+certificate on its training rows versus the held-out rows
+(:func:`mipkit.workflows.train_private.records.audit_against_certificate`); its run folder ``audit/``, whose
+per-record scores carry the split, only with ``record_split``.
 """
 
 from __future__ import annotations
@@ -79,22 +80,28 @@ def _scaler(X_test: np.ndarray, scale: bool) -> Any:
     return StandardScaler().fit(X_test)
 
 
-def _arrays(data: Any, config: TrainPrivateConfig) -> tuple[Dataset, np.ndarray, np.ndarray | None, dict]:
-    """``(dataset, rows, ids, domain)``: the arrays of ``data`` (a table read with its public domain, or a
-    :class:`~mipkit.data.io.Dataset`), each record's position and id, and where the encoding came from."""
+def _arrays(
+    data: Any, config: TrainPrivateConfig
+) -> tuple[Dataset, np.ndarray, np.ndarray | None, dict, Any]:
+    """``(dataset, rows, ids, domain, encoder)``: the arrays of ``data`` (a table read with its public domain,
+    or a :class:`~mipkit.data.io.Dataset`), each record's position and id, where the encoding came from, and
+    the fitted :class:`~mipkit.data.encoder.DomainEncoder` that encodes the table's raw columns (None for
+    arrays)."""
     if isinstance(data, Dataset):
-        return data, np.arange(data.X.shape[0]), None, {"source": "arrays given by the caller"}
+        return data, np.arange(data.X.shape[0]), None, {"source": "arrays given by the caller"}, None
     if not isinstance(data, TrainingTable):
         raise MipkitValueError(
             "The 'data' parameter of train_private must be a TrainingTable (a table, its label column and "
             f"its public domain) or a Dataset of arrays. Got {type(data).__name__} instead."
         )
     from mipkit.data.domain import domain_provenance, load_domain
+    from mipkit.data.encoder import DomainEncoder
     from mipkit.workflows.train_private.records import read_records
 
     domain, path = load_domain(data.domain)
-    dataset, rows, ids = read_records(data, config, domain)
-    return dataset, rows, ids, domain_provenance(domain, path)
+    dataset, rows, ids, columns = read_records(data, config, domain)
+    encoder = DomainEncoder(domain, columns).fit()  # without a domain: numeric columns by name, as they are
+    return dataset, rows, ids, domain_provenance(domain, path), encoder
 
 
 def _held_out(test_idx: np.ndarray, config: TrainPrivateConfig, data: Any, scaled: bool) -> dict:
@@ -114,7 +121,8 @@ def _fit(
     X: np.ndarray, y: np.ndarray, config: TrainPrivateConfig, progress: Progress | None, clock: float
 ) -> tuple[Any, np.ndarray, np.ndarray, dict]:
     """Split, scale and train: ``(pipeline, train_idx, test_idx, figures)`` with the held-out accuracy, the
-    majority rate, whether the features were scaled and the times taken since ``clock``."""
+    majority rate, whether the features were scaled and the times taken since ``clock``. The pipeline reads
+    the encoded arrays (scaler, classifier)."""
     from sklearn.pipeline import Pipeline
 
     if np.unique(y).size < 2:
@@ -136,6 +144,14 @@ def _fit(
     }
     model = Pipeline([("scale", scaler if scaler is not None else "passthrough"), ("dpsgd", clf)])
     return model, train_idx, test_idx, figures
+
+
+def _released(encoder: Any, arrays_model: Any) -> Any:
+    """The released model: a Pipeline that reads the table's raw columns (the encoder), then the scaler and
+    the classifier, so that it is audited and used as it is."""
+    from sklearn.pipeline import Pipeline
+
+    return Pipeline([("encode", encoder), *arrays_model.steps])
 
 
 def train_private(
@@ -162,17 +178,22 @@ def train_private(
     """
     cfg = TrainPrivateConfig() if config is None else config
     started = time.perf_counter()
-    dataset, rows, ids, domain = _arrays(data, cfg)
-    model, train_idx, test_idx, figures = _fit(dataset.X, dataset.y, cfg, progress, started)
+    dataset, rows, ids, domain, encoder = _arrays(data, cfg)
+    arrays_model, train_idx, test_idx, figures = _fit(dataset.X, dataset.y, cfg, progress, started)
     from mipkit.workflows.train_private.records import audit_against_certificate, split_frame
 
-    clf = model.named_steps["dpsgd"]
+    clf = arrays_model.named_steps["dpsgd"]
+    labels = np.asarray(dataset.y)
+    if dataset.classes is not None and len(dataset.classes) == clf.classes_.size:
+        clf.classes_ = np.asarray(dataset.classes)  # the model predicts the table's own labels
+        labels = clf.classes_[dataset.y]
+    model = arrays_model if encoder is None else _released(encoder, arrays_model)
     audit = None
     if cfg.audit:
         audit = audit_against_certificate(
-            model,
+            arrays_model,
             dataset.X,
-            dataset.y,
+            labels,
             train_idx,
             test_idx,
             clf.certificate_.certified,
