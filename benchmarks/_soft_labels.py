@@ -351,7 +351,8 @@ def run(cfg: Config, data: dict, fits_path: Path | None = None) -> dict:
 
 def target_agreement(cfg: Config, data: dict, alphas=(0.0, 0.25, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0)) -> dict:
     """Thesis Fig. 5.10 on D: how often the argmax of the optimally soft target is the given (noisy) label and
-    the clean label, per alpha (one defender seed)."""
+    the clean label, and the mass the target puts on the given label (1 for a hard label; one minus it is the
+    total-variation distance from the hard label), per alpha (one defender seed)."""
     from mipkit.defences import OptimallySoftLabels, optimally_soft_targets
 
     n_def = data["n_defender"]
@@ -367,12 +368,16 @@ def target_agreement(cfg: Config, data: dict, alphas=(0.0, 0.25, 0.5, 0.7, 1.0, 
     flipped = y != clean
     out = []
     for a in alphas:
-        top = optimally_soft_targets(stats_, y, a).argmax(axis=1)
+        target = optimally_soft_targets(stats_, y, a)
+        top = target.argmax(axis=1)
+        on_given = target[np.arange(y.size), y]
         out.append(
             {
                 "alpha": a,
                 "matches_given_label": float(np.mean(top == y)),
                 "matches_clean_label": float(np.mean(top == clean)),
+                "target_on_given_label_mean": float(np.mean(on_given)),
+                "target_on_given_label_quartiles": [float(q) for q in np.quantile(on_given, [0.25, 0.75])],
                 "flipped_matches_clean_label": (
                     float(np.mean(top[flipped] == clean[flipped])) if flipped.any() else None
                 ),

@@ -91,9 +91,10 @@ def power_plan(pilot_path=None, delta: float = 0.01, margin: float = 0.01, power
 
     Privacy: a paired t test detecting a difference of ``delta`` in LTU privacy between a setting and hard
     labels. Accuracy: a TOST at ``margin`` when the true difference is 0. The SD of each paired difference
-    is the pilot's (and, for accuracy, the larger of the pilot's and the 50-model run's).
+    is the pilot's (and, for accuracy, the larger of the pilot's and the 50-model run's). When the main run's
+    JSON exists, ``achieved`` gives the power at the number of models it reached, from its own SDs.
     """
-    from _soft_labels_stats import models_for_power, models_for_tost
+    from _soft_labels_stats import models_for_power, models_for_tost, power_paired, tost_power
 
     path = pilot_path or RESULTS / "soft_labels_digits_pilot.json"
     pilot = json.loads(path.read_text())
@@ -111,6 +112,21 @@ def power_plan(pilot_path=None, delta: float = 0.01, margin: float = 0.01, power
             "sd_accuracy_difference": sd_acc,
             "models_accuracy_tost": models_for_tost(sd_acc, margin, power),
         }
+    main = RESULTS / "soft_labels_digits.json"
+    if pilot_path is None and main.is_file():  # the power the main run achieved, from its own SDs
+        done = json.loads(main.read_text())
+        n = done["config"]["n_defenders"]
+        out["achieved"] = {"models": n, "settings": {}}
+        for row in done["settings"]:
+            if "vs_hard" in row:
+                sd_priv = row["vs_hard"]["ltu_privacy"]["sd_per_model"]
+                sd_acc = row["vs_hard"]["test_accuracy"]["sd_per_model"]
+                out["achieved"]["settings"][row["setting"]] = {
+                    "sd_privacy_difference": sd_priv,
+                    "power_privacy_delta": power_paired(sd_priv, delta, n),
+                    "sd_accuracy_difference": sd_acc,
+                    "power_accuracy_tost": tost_power(sd_acc, margin, n),
+                }
     return out
 
 
@@ -165,7 +181,8 @@ def main(argv=None) -> int:
     for row in result["target_agreement"]["rows"]:
         print(
             f"alpha {row['alpha']:<4}: argmax(target) = given label {row['matches_given_label']:.3f}, "
-            f"= clean label {row['matches_clean_label']:.3f}"
+            f"= clean label {row['matches_clean_label']:.3f}; mass on the given label "
+            f"{row['target_on_given_label_mean']:.3f}"
         )
     size = "quick size" if args.quick else ("pilot" if args.pilot else f"{cfg.n_defenders} defender models")
     base = "DP-SGD MLP" if args.base == "mlp" else "logistic regression"
