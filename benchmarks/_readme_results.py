@@ -261,7 +261,15 @@ def singling_null(d: dict) -> str:
 def soft_labels(d: dict) -> str:
     s = {r["setting"]: r for r in d["settings"]}
     hard, osl = s["hard"], s["OSL validated"]
-    pareto = ", ".join(r["setting"] for r in d["settings"] if r["pareto_optimal"])
+    if "vs_hard" in osl:  # the digits run: differences from hard labels with cluster-bootstrap intervals
+        v = osl["vs_hard"]
+        p, a = v["ltu_privacy"], v["test_accuracy"]
+        return (
+            f"OSL validated minus hard labels, {osl['n_defender_models']} defender models: LTU privacy "
+            f"{p['estimate']:+.3f} [{p['ci'][0]:+.3f}, {p['ci'][1]:+.3f}], test accuracy "
+            f"{a['estimate']:+.3f} [{a['ci'][0]:+.3f}, {a['ci'][1]:+.3f}]"
+        )
+    pareto = ", ".join(r["setting"] for r in d["settings"] if r.get("pareto_optimal"))
     return (
         f"accuracy / LTU privacy: hard {hard['test_accuracy_mean']:.3f} / {hard['ltu_privacy']:.3f}, OSL "
         f"validated {osl['test_accuracy_mean']:.3f} / {osl['ltu_privacy']:.3f}; Pareto front: {pareto}"

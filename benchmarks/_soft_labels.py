@@ -13,15 +13,21 @@ Design (thesis ch. 5.4, scaled to the data we have):
   every setting).
 - Attacker (LTU attacker of ch. 5, who replays the whole procedure): ``n_shadows`` shadow models per
   setting, each the *full* training procedure of that setting (inner splits included) on an independent
-  random half of the pool. For every defender model and pool record it fits the IN / OUT Gaussians of the
+  random half of the pool (the same shadow subsets and seeds in every setting). For every defender model and
+  pool record it fits the IN / OUT Gaussians of the
   logit-scaled confidence over the shadows (LiRA online, Carlini et al. 2022) and reports
   ``P_IN = sigmoid(log-likelihood ratio)``, its posterior probability of membership at prior 1/2
   (thesis eqs. (5.5)-(5.8) with the projection of eq. (5.12)).
-- Per setting: test accuracy of every defender model (boxplot), each record's median ``P_IN`` over the
-  defender models (histogram, D vs R), Mood's median test of the median ``P_IN`` of D against hard labels,
-  the LTU game (each defender model: its members and non-members paired at random, the higher ``P_IN``
-  called the member; privacy ``min{2(1 - A), 1}``, thesis eq. (4.9)), and LiRA / RMIA (online) TPR at 1%
-  FPR pooled over the defender models.
+- Per setting (``_soft_labels_analysis.py``): test accuracy of every defender model, each record's median
+  ``P_IN`` over the defender models (histogram, D vs R; Mood's median test of D against hard labels), the
+  LTU game (each defender model: its members and non-members paired, the higher ``P_IN`` called the member;
+  privacy ``min{2(1 - A), 1}``, thesis eq. (4.9)) with ``A`` the game's expected accuracy over the random
+  pairing (each model's AUC), LiRA / RMIA (online) TPR at 1% FPR pooled over the defender models, each with
+  a 95% cluster-bootstrap interval over defender models (``_soft_labels_stats.py``), the differences from
+  hard labels with their intervals, and an equivalence test (TOST) of accuracy against hard labels.
+
+The fits are written to ``<stem>_fits.npz`` (not committed) after the shadow models and after every batch of
+defender models, so a run that stops resumes where it stopped; the analysis reads only that file.
 
 Every model of a setting is fitted through :func:`mipkit.trainers.fit_many` /
 :meth:`mipkit.defences.OptimallySoftLabels.fit_alphas`: the same models as fitting each alone (tests in
@@ -40,10 +46,9 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")  # one thread per worker: the workers run in parallel processes
 
 import numpy as np  # noqa: E402
-from scipy import stats  # noqa: E402
-from scipy.special import expit  # noqa: E402
 
-RESULTS = Path(__file__).resolve().parent / "results"
+from _soft_labels_report import RESULTS, print_table, save  # noqa: E402
+
 DP_MLP = {
     "hidden_layer_sizes": [128, 64, 32],
     "epochs": 6,
@@ -57,6 +62,7 @@ DP_MLP = {
 512/256/128 for 1,280 inputs scaled to 128/64/32; Keras's L2 of 0.01 (gradient 0.02 w) as weight decay."""
 LOGISTIC = {"C": 1.0}
 """The NumPy/SciPy base (no torch): multinomial logistic regression, scikit-learn's default C."""
+__all__ = ["RESULTS", "Config", "flip_in_pairs", "print_table", "run", "save", "target_agreement"]
 INNER = {"epochs": 12}
 """The thesis's inner (leave-out) models train for 12 epochs."""
 SETTINGS = [
@@ -87,8 +93,17 @@ class Config:
     n_alpha_groups: int = 3
     validated: bool = True
     seed: int = 0
+    model_seed: int | None = None
+    """Seed of the model seeds and shadow subsets (None: ``seed``); the data split always uses ``seed``."""
     n_jobs: int = 2
     fpr: float = 0.01
+    accuracy_margin: float = 0.01
+    """Equivalence margin of the TOST of test accuracy against hard labels (1 point)."""
+    n_boot: int = 2000
+    batch: int = 16
+    """Defender models fitted between two writes of the fits file."""
+    budget_s: float | None = None
+    """Start no batch of defender models after this many seconds (the run stops on time, not on results)."""
 
 
 def flip_in_pairs(y: np.ndarray, rows: np.ndarray, fraction: float, rng: np.random.Generator) -> np.ndarray:
@@ -104,20 +119,29 @@ def flip_in_pairs(y: np.ndarray, rows: np.ndarray, fraction: float, rng: np.rand
     return y
 
 
-def _fit_chunk(cfg: dict, settings: list, X, y, subsets, seeds, X_test) -> dict:
-    """Fit every setting's models for one chunk of (subset, seed) pairs; return their probabilities."""
+def _fit_chunk(cfg: dict, settings: list, X, y, subsets, seeds, X_test, y_test) -> dict:
+    """Fit every setting's models for one chunk of (subset, seed) pairs; return what the analysis needs of
+    each model: its logit-scaled confidence and true-class probability on the pool, its predicted class on
+    the pool, its test accuracy, and (alpha validated) the alphas it chose."""
     from threadpoolctl import threadpool_limits
 
+    from mipkit.attacks import logit_confidence, true_class_probability
     from mipkit.defences import LabelSmoothing, OptimallySoftLabels, resolve_base
     from mipkit.game.trainers import predict_full_proba
     from mipkit.trainers import fit_many
 
     n_classes = int(y.max()) + 1
-    out: dict = {"probs": {}, "test": {}, "seconds": {}, "alphas": {}}
+    out: dict = {"fits": {}, "seconds": {}, "alphas": {}}
 
     def keep(label, models, seconds):
-        out["probs"][label] = np.stack([predict_full_proba(m, X, n_classes) for m in models])
-        out["test"][label] = np.stack([predict_full_proba(m, X_test, n_classes) for m in models])
+        probs = np.stack([predict_full_proba(m, X, n_classes) for m in models])
+        test = np.stack([predict_full_proba(m, X_test, n_classes) for m in models])
+        out["fits"][label] = {
+            "conf": logit_confidence(probs, y),
+            "p_true": true_class_probability(probs, y),
+            "pred": probs.argmax(axis=2).astype(np.int16),
+            "test_accuracy": (test.argmax(axis=2) == y_test[None, :]).mean(axis=1),
+        }
         out["seconds"][label] = seconds
 
     with threadpool_limits(limits=1):
@@ -185,175 +209,150 @@ def speed_check(cfg: Config, X, y, rows, n_models: int = 16) -> dict:
     }
 
 
-def _chunks(n: int, k: int) -> list[np.ndarray]:
-    return [np.arange(j, n, k) for j in range(k) if j < n]
-
-
-def run(cfg: Config, data: dict) -> dict:
-    """Fit everything, attack every defender model, summarise. ``data`` holds ``X`` (pool, 2n rows, D first),
-    ``y`` (noisy labels), ``y_clean``, ``n_defender``, ``X_test``, ``y_test`` (clean)."""
-    from joblib import Parallel, delayed
-
-    from mipkit.attacks import lira_online, logit_confidence, rmia_scores, true_class_probability
-    from mipkit.attacks.ltu import ltu_loss_game
-    from mipkit.metrics.roc import roc_auc, tpr_at_fpr
-    from mipkit.stats import Proportion
-
-    X, y, X_test, y_test = data["X"], data["y"], data["X_test"], data["y_test"]
-    n_pool, n_def = X.shape[0], data["n_defender"]
-    settings = SETTINGS + (VALIDATED if cfg.validated else [])
-    rng = np.random.default_rng(cfg.seed)
-    def_seeds = [int(s) for s in rng.integers(0, 2**31 - 1, size=cfg.n_defenders)]
+def draws(cfg: Config, n_pool: int) -> dict:
+    """Shadow subsets and seeds, then defender seeds (the first ``k`` of ``n`` do not depend on ``n``)."""
+    seed = cfg.seed if cfg.model_seed is None else cfg.model_seed
+    rng = np.random.default_rng(seed)
     shadow_seeds = [int(s) for s in rng.integers(0, 2**31 - 1, size=cfg.n_shadows)]
     shadow_in = np.stack([rng.permutation(n_pool) < n_pool // 2 for _ in range(cfg.n_shadows)])
-    subsets = [np.arange(n_def)] * cfg.n_defenders + [np.flatnonzero(m) for m in shadow_in]
-    seeds = def_seeds + shadow_seeds
-    M = len(subsets)
+    def_rng = np.random.default_rng([seed, 1])
+    def_seeds = [int(def_rng.integers(0, 2**31 - 1)) for _ in range(cfg.n_defenders)]
+    return {"shadow_seeds": shadow_seeds, "shadow_in": shadow_in, "defender_seeds": def_seeds}
 
+
+def _fit(cfg: Config, data: dict, settings: list, subsets: list, seeds: list) -> tuple[dict, dict]:
+    """Fit ``subsets`` x ``settings`` over ``cfg.n_jobs`` workers; the per-model arrays in input order."""
+    from joblib import Parallel, delayed
+
+    k = max(1, min(cfg.n_jobs, len(subsets)))
+    chunks = [np.arange(j, len(subsets), k) for j in range(k)]
+    parts = Parallel(n_jobs=k, backend="loky")(
+        delayed(_fit_chunk)(
+            asdict(cfg),
+            settings,
+            data["X"],
+            data["y"],
+            [subsets[i] for i in c],
+            [seeds[i] for i in c],
+            data["X_test"],
+            data["y_test"],
+        )
+        for c in chunks
+    )
+    fits: dict = {}
+    alphas: dict = {}
+    for label, *_ in settings:
+        fits[label] = {}
+        for key, first in parts[0]["fits"][label].items():
+            arr = np.empty((len(subsets), *first.shape[1:]), dtype=first.dtype)
+            for c, part in zip(chunks, parts, strict=True):
+                arr[c] = part["fits"][label][key]
+            fits[label][key] = arr
+        if label in parts[0]["alphas"]:
+            alphas[label] = [None] * len(subsets)
+            for c, part in zip(chunks, parts, strict=True):
+                for i, item in zip(c, part["alphas"][label], strict=True):
+                    alphas[label][i] = item
+    return fits, alphas
+
+
+def _fingerprint(cfg: Config, data: dict) -> str:
+    skip = ("n_defenders", "n_jobs", "n_boot", "batch", "budget_s")
+    keep = {k: v for k, v in asdict(cfg).items() if k not in skip}
+    return json.dumps({"config": keep, "data": data["description"], "n_pool": int(data["X"].shape[0])})
+
+
+def _load(path: Path | None, fingerprint: str) -> dict | None:
+    if path is None or not path.is_file():
+        return None
+    with np.load(path, allow_pickle=False) as z:
+        meta = json.loads(str(z["meta"]))
+        if meta["fingerprint"] != fingerprint:
+            print(f"{path.name}: another configuration; starting afresh", flush=True)
+            return None
+        store: dict = {"shadow": {}, "defender": {}, "alphas": meta["alphas"], "seconds": meta["seconds"]}
+        for key in z.files:
+            if key != "meta":
+                part, label, name = key.split("|")
+                store[part].setdefault(label, {})[name] = z[key]
+    return store
+
+
+def _write(path: Path | None, fingerprint: str, store: dict) -> None:
+    if path is None:
+        return
+    arrays = {
+        f"{part}|{label}|{name}": arr
+        for part in ("shadow", "defender")
+        for label, d in store[part].items()
+        for name, arr in d.items()
+    }
+    meta = {"fingerprint": fingerprint, "alphas": store["alphas"], "seconds": store["seconds"]}
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez_compressed(tmp, meta=np.array(json.dumps(meta)), **arrays)
+    tmp.replace(path)
+
+
+def run(cfg: Config, data: dict, fits_path: Path | None = None) -> dict:
+    """Fit everything (resuming from ``fits_path`` when it holds part of this configuration), attack every
+    defender model, summarise. ``data`` holds ``X`` (pool, 2n rows, D first), ``y`` (noisy labels),
+    ``y_clean``, ``n_defender``, ``X_test``, ``y_test`` (clean)."""
+    from _soft_labels_analysis import analyse
+
+    n_pool, n_def = data["X"].shape[0], data["n_defender"]
+    settings = SETTINGS + (VALIDATED if cfg.validated else [])
+    drawn = draws(cfg, n_pool)
     start = time.perf_counter()
-    speed = speed_check(cfg, X, y, np.arange(n_def))
+    speed = speed_check(cfg, data["X"], data["y"], np.arange(n_def))
     print(
         f"speed: vectorised {speed['vectorised_fits_per_s']:.2f} fits/s, one at a time "
         f"{speed['one_at_a_time_fits_per_s']:.2f} fits/s (wall x{speed['ratio_wall']:.1f}, "
         f"CPU time x{speed['ratio_cpu']:.1f})",
         flush=True,
     )
-    fit_start = time.perf_counter()
-    chunks = _chunks(M, max(1, cfg.n_jobs))
-    parts = Parallel(n_jobs=len(chunks), backend="loky")(
-        delayed(_fit_chunk)(
-            asdict(cfg), settings, X, y, [subsets[i] for i in c], [seeds[i] for i in c], X_test
-        )
-        for c in chunks
-    )
-    fit_seconds = time.perf_counter() - fit_start
-    print(f"fitted {M} models x {len(settings)} settings in {fit_seconds:.0f} s", flush=True)
-
-    def gather(key, label):
-        arr = np.empty((M, *parts[0][key][label].shape[1:]))
-        for c, part in zip(chunks, parts, strict=True):
-            arr[c] = part[key][label]
-        return arr
-
-    def gather_list(label):
-        out = [None] * M
-        for c, part in zip(chunks, parts, strict=True):
-            for i, item in zip(c, part["alphas"][label], strict=True):
-                out[i] = item
-        return out
-
-    member = np.zeros(n_pool, dtype=bool)
-    member[:n_def] = True
-    in_def = np.tile(member, (cfg.n_defenders, 1))
-    targets = np.arange(cfg.n_defenders)
-    shadows = np.arange(cfg.n_defenders, M)
-    global_variance = cfg.n_shadows < 16
-    rows, hists, acc_all, medians = [], {}, {}, {}
-    bins = np.linspace(0, 1, 41)
-    for label, kind, value in settings:
-        probs, test = gather("probs", label), gather("test", label)
-        conf = logit_confidence(probs, y)
-        p_true = true_class_probability(probs, y)
-        lira = np.stack(
-            [lira_online(conf[t], conf[shadows], shadow_in, global_variance=global_variance) for t in targets]
-        )
-        rmia = np.stack(
-            [
-                rmia_scores(p_true[t], p_true[shadows], shadow_in, p_true[t], p_true[shadows], online=True)
-                for t in targets
-            ]
-        )
-        p_in = expit(lira)
-        median_pin = np.median(p_in, axis=0)
-        ltu = ltu_loss_game(-lira, in_def, random_state=cfg.seed)
-        labels = in_def.ravel().astype(int)
-        tpr = {}
-        for name, score in (("lira", lira), ("rmia", rmia)):
-            t = float(tpr_at_fpr(score.ravel(), labels, cfg.fpr)[0])
-            k = labels.sum()
-            tpr[name] = {
-                "tpr": t,
-                "tpr_ci": list(Proportion(int(round(t * k)), int(k)).interval()),
-                "auc": float(roc_auc(score.ravel(), labels)),
-            }
-        acc = (test[targets].argmax(axis=2) == y_test[None, :]).mean(axis=1)
-        acc_reserve_noisy = (probs[targets][:, n_def:].argmax(axis=2) == y[None, n_def:]).mean(axis=1)
-        acc_reserve_clean = (probs[targets][:, n_def:].argmax(axis=2) == data["y_clean"][None, n_def:]).mean(
-            1
-        )
-        acc_all[label] = acc
-        medians[label] = median_pin
-        hists[label] = {
-            "defender": np.histogram(median_pin[:n_def], bins)[0].tolist(),
-            "reserve": np.histogram(median_pin[n_def:], bins)[0].tolist(),
-        }
-        row = {
-            "setting": label,
-            "kind": kind,
-            "value": value,
-            "test_accuracy_median": float(np.median(acc)),
-            "test_accuracy_mean": float(np.mean(acc)),
-            "test_accuracy_quartiles": [float(q) for q in np.quantile(acc, [0.25, 0.75])],
-            "reserve_accuracy_noisy_labels_median": float(np.median(acc_reserve_noisy)),
-            "reserve_accuracy_clean_labels_median": float(np.median(acc_reserve_clean)),
-            "median_p_in_defender": float(np.median(median_pin[:n_def])),
-            "median_p_in_reserve": float(np.median(median_pin[n_def:])),
-            "max_median_p_in_defender": float(np.max(median_pin[:n_def])),
-            "ltu_accuracy": ltu.accuracy.value,
-            "ltu_accuracy_ci": list(ltu.accuracy.interval()),
-            "ltu_privacy": ltu.privacy,
-            "ltu_privacy_error": ltu.privacy_error,
-            "lira_tpr_at_fpr": tpr["lira"]["tpr"],
-            "lira_tpr_at_fpr_ci": tpr["lira"]["tpr_ci"],
-            "lira_auc": tpr["lira"]["auc"],
-            "rmia_tpr_at_fpr": tpr["rmia"]["tpr"],
-            "rmia_tpr_at_fpr_ci": tpr["rmia"]["tpr_ci"],
-            "rmia_auc": tpr["rmia"]["auc"],
-            "fit_seconds_per_worker": float(np.mean([p["seconds"][label] for p in parts])),
-        }
-        if isinstance(value, str):  # alpha chosen on a validation split: what each defender model chose
-            chosen = gather_list(label)
-            row["chosen_alphas"] = chosen[: cfg.n_defenders]
-        rows.append(row)
-    hard = medians["hard"][:n_def]
-    for row in rows:
-        if row["setting"] == "hard":
-            row["mood_p_value_vs_hard"] = None
-            continue
-        res = stats.median_test(medians[row["setting"]][:n_def], hard)
-        row["mood_p_value_vs_hard"] = float(res.pvalue)
-        row["mood_statistic"] = float(res.statistic)
-        mw = stats.mannwhitneyu(acc_all[row["setting"]], acc_all["hard"])
-        row["accuracy_mannwhitney_p_vs_hard"] = float(mw.pvalue)
-    pareto = _pareto([(r["test_accuracy_mean"], r["ltu_privacy"]) for r in rows])
-    for row, flag in zip(rows, pareto, strict=True):
-        row["pareto_optimal"] = flag
-    total = time.perf_counter() - start
-    return {
-        "config": asdict(cfg),
-        "data": {k: v for k, v in data.items() if k in ("description", "n_defender", "n_test", "flipped")},
-        "settings": rows,
-        "histograms": {"bins": bins.tolist(), "median_p_in": hists},
-        "accuracy": {k: v.tolist() for k, v in acc_all.items()},
-        "speed": speed,
-        "fit_seconds": fit_seconds,
-        "total_seconds": total,
-        "lira_global_variance": global_variance,
-    }
-
-
-def _pareto(points: list[tuple[float, float]]) -> list[bool]:
-    """True for points no other point beats on both coordinates (>= on both, > on one)."""
-    out = []
-    for i, (a, b) in enumerate(points):
-        dominated = any((c >= a and d >= b and (c > a or d > b)) for j, (c, d) in enumerate(points) if j != i)
-        out.append(not dominated)
-    return out
+    fingerprint = _fingerprint(cfg, data)
+    store = _load(fits_path, fingerprint) or {"shadow": {}, "defender": {}, "alphas": {}, "seconds": {}}
+    if not store["shadow"]:
+        t0 = time.perf_counter()
+        subsets = [np.flatnonzero(m) for m in drawn["shadow_in"]]
+        store["shadow"], _ = _fit(cfg, data, settings, subsets, drawn["shadow_seeds"])
+        store["seconds"]["shadow"] = time.perf_counter() - t0
+        _write(fits_path, fingerprint, store)
+        print(f"fitted {cfg.n_shadows} shadow models x {len(settings)} settings", flush=True)
+    done = len(store["defender"]["hard"]["test_accuracy"]) if store["defender"] else 0
+    planned = cfg.n_defenders
+    while done < cfg.n_defenders:
+        if cfg.budget_s is not None and time.perf_counter() - start > cfg.budget_s:
+            print(f"time budget spent: {done} of {cfg.n_defenders} defender models", flush=True)
+            cfg.n_defenders = done
+            break
+        t0 = time.perf_counter()
+        batch = range(done, min(done + cfg.batch, cfg.n_defenders))
+        seeds = [drawn["defender_seeds"][i] for i in batch]
+        fits, alphas = _fit(cfg, data, settings, [np.arange(n_def)] * len(seeds), seeds)
+        for label, d in fits.items():
+            old = store["defender"].setdefault(label, {})
+            for name, arr in d.items():
+                old[name] = arr if name not in old else np.concatenate([old[name], arr])
+        for label, items in alphas.items():
+            store["alphas"][label] = store["alphas"].get(label, []) + items
+        store["seconds"]["defenders"] = store["seconds"].get("defenders", 0.0) + time.perf_counter() - t0
+        done = batch.stop
+        _write(fits_path, fingerprint, store)
+        elapsed = time.perf_counter() - start
+        print(f"fitted {done} / {cfg.n_defenders} defender models ({elapsed:.0f} s)", flush=True)
+    result = analyse(cfg, data, store, drawn["shadow_in"])
+    result["n_defenders_planned"] = planned
+    result["speed"] = speed
+    result["fit_seconds"] = dict(store["seconds"])
+    result["total_seconds"] = time.perf_counter() - start
+    return result
 
 
 def target_agreement(cfg: Config, data: dict, alphas=(0.0, 0.25, 0.5, 0.7, 1.0, 1.5, 2.0, 3.0, 5.0)) -> dict:
     """Thesis Fig. 5.10 on D: how often the argmax of the optimally soft target is the given (noisy) label and
-    the clean label, per alpha (one defender seed)."""
+    the clean label, and the mass the target puts on the given label (1 for a hard label; one minus it is the
+    total-variation distance from the hard label), per alpha (one defender seed)."""
     from mipkit.defences import OptimallySoftLabels, optimally_soft_targets
 
     n_def = data["n_defender"]
@@ -369,122 +368,19 @@ def target_agreement(cfg: Config, data: dict, alphas=(0.0, 0.25, 0.5, 0.7, 1.0, 
     flipped = y != clean
     out = []
     for a in alphas:
-        top = optimally_soft_targets(stats_, y, a).argmax(axis=1)
+        target = optimally_soft_targets(stats_, y, a)
+        top = target.argmax(axis=1)
+        on_given = target[np.arange(y.size), y]
         out.append(
             {
                 "alpha": a,
                 "matches_given_label": float(np.mean(top == y)),
                 "matches_clean_label": float(np.mean(top == clean)),
+                "target_on_given_label_mean": float(np.mean(on_given)),
+                "target_on_given_label_quartiles": [float(q) for q in np.quantile(on_given, [0.25, 0.75])],
                 "flipped_matches_clean_label": (
                     float(np.mean(top[flipped] == clean[flipped])) if flipped.any() else None
                 ),
             }
         )
     return {"n_flipped": int(flipped.sum()), "rows": out}
-
-
-def print_table(result: dict) -> str:
-    head = (
-        "| setting | test acc. median [IQR] | LTU privacy (eq. 4.9) | median P_IN (D) | Mood p vs hard | "
-        "LiRA TPR@1% | RMIA TPR@1% | Pareto |"
-    )
-    lines = [head, "|" + " --- |" * 8]
-    for r in result["settings"]:
-        q = r["test_accuracy_quartiles"]
-        mood = "" if r["mood_p_value_vs_hard"] is None else f"{r['mood_p_value_vs_hard']:.2g}"
-        lines.append(
-            f"| {r['setting']} | {r['test_accuracy_median']:.3f} [{q[0]:.3f}, {q[1]:.3f}] | "
-            f"{r['ltu_privacy']:.3f} +- {r['ltu_privacy_error']:.3f} | {r['median_p_in_defender']:.4f} | "
-            f"{mood} | {r['lira_tpr_at_fpr']:.4f} | {r['rmia_tpr_at_fpr']:.4f} | "
-            f"{'yes' if r['pareto_optimal'] else ''} |"
-        )
-    table = "\n".join(lines)
-    print(table, flush=True)
-    return table
-
-
-def save(result: dict, stem: str, title: str) -> None:
-    """``<stem>.json``, ``<stem>.csv`` and the figures ``<stem>.png`` / ``<stem>_p_in_histograms.png``."""
-    import pandas as pd
-
-    RESULTS.mkdir(parents=True, exist_ok=True)
-    (RESULTS / f"{stem}.json").write_text(json.dumps(result, indent=2, default=float))
-    flat = [
-        {
-            k: (json.dumps(v) if isinstance(v, (list, dict)) else v)
-            for k, v in r.items()
-            if k != "chosen_alphas"
-        }
-        for r in result["settings"]
-    ]
-    pd.DataFrame(flat).to_csv(RESULTS / f"{stem}.csv", index=False)
-    _figures(result, stem, title)
-    print(f"wrote {RESULTS / stem}.{{json,csv,png}} and {stem}_p_in_histograms.png", flush=True)
-
-
-def _figures(result: dict, stem: str, title: str) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    rows = result["settings"]
-    names = [r["setting"] for r in rows]
-    fig, axes = plt.subplots(1, 3, figsize=(17, 5))
-    ax = axes[0]
-    ax.boxplot([result["accuracy"][n] for n in names], showfliers=True)
-    ax.set_xticks(range(1, len(names) + 1), names, rotation=60, ha="right")
-    ax.set_ylabel("test accuracy (held-out, clean labels)")
-    ax.set_title(f"utility over {result['config']['n_defenders']} defender models")
-    ax = axes[1]
-    for r in rows:
-        colour = "k" if r["kind"] == "hard" else ("tab:orange" if r["kind"] == "smooth" else "tab:blue")
-        ax.errorbar(
-            r["test_accuracy_mean"], r["ltu_privacy"], yerr=r["ltu_privacy_error"], fmt="o", color=colour
-        )
-        ax.annotate(
-            r["setting"],
-            (r["test_accuracy_mean"], r["ltu_privacy"]),
-            fontsize=8,
-            xytext=(4, 3),
-            textcoords="offset points",
-        )
-    front = sorted((r["test_accuracy_mean"], r["ltu_privacy"]) for r in rows if r["pareto_optimal"])
-    ax.plot(*zip(*front, strict=True), "--", color="grey", lw=1)
-    ax.set_xlabel("mean test accuracy")
-    ax.set_ylabel("LTU privacy min{2(1-A), 1}")
-    ax.set_title("privacy vs utility (thesis Fig. 5.12); dashed: Pareto front")
-    ax = axes[2]
-    x = np.arange(len(names))
-    for off, key, lab in ((-0.2, "lira_tpr_at_fpr", "LiRA"), (0.2, "rmia_tpr_at_fpr", "RMIA")):
-        vals = [r[key] for r in rows]
-        ci = np.array([r[key + "_ci"] for r in rows]).T
-        ax.bar(x + off, vals, width=0.4, label=lab, yerr=[np.subtract(vals, ci[0]), np.subtract(ci[1], vals)])
-    ax.axhline(result["config"]["fpr"], color="grey", ls=":", lw=1, label="chance")
-    ax.set_xticks(x, names, rotation=60, ha="right")
-    ax.set_ylabel(f"TPR at {result['config']['fpr']:.0%} FPR (pooled over defender models)")
-    ax.legend()
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(RESULTS / f"{stem}.png", dpi=110)
-    plt.close(fig)
-
-    bins = np.array(result["histograms"]["bins"])
-    hist = result["histograms"]["median_p_in"]
-    cols = 4
-    nrows = int(np.ceil(len(names) / cols))
-    fig, axes = plt.subplots(nrows, cols, figsize=(4 * cols, 2.8 * nrows), sharex=True, squeeze=False)
-    for ax, r in zip(axes.ravel(), rows, strict=False):
-        for part, colour in (("defender", "tab:red"), ("reserve", "tab:blue")):
-            ax.stairs(hist[r["setting"]][part], bins, color=colour, label=part)
-        mood = "" if r["mood_p_value_vs_hard"] is None else f", Mood p={r['mood_p_value_vs_hard']:.2g}"
-        ax.set_title(f"{r['setting']}: median {r['median_p_in_defender']:.3f}{mood}", fontsize=9)
-        ax.axvline(0.5, color="grey", lw=0.8)
-    for ax in axes.ravel()[len(rows) :]:
-        ax.axis("off")
-    axes[0, 0].legend(fontsize=8)
-    fig.supxlabel("median over defender models of the LTU attacker's P_IN")
-    fig.suptitle(title + " - thesis Fig. 5.2")
-    fig.tight_layout()
-    fig.savefig(RESULTS / f"{stem}_p_in_histograms.png", dpi=110)
-    plt.close(fig)

@@ -14,8 +14,9 @@ Run::
     .venv/bin/python benchmarks/soft_labels_tabular.py            # full size (see docs/defences.md)
     .venv/bin/python benchmarks/soft_labels_tabular.py --quick    # reduced size, a few minutes
 
-Writes ``benchmarks/results/soft_labels_tabular_{clean,noisy}[_logistic][_small].{json,csv,png}`` and
-``..._p_in_histograms.png`` (``--base logistic``: ``_logistic``; ``--quick``: ``_small``).
+Writes ``benchmarks/results/soft_labels_tabular_{clean,noisy}{_small}.json``, ``.csv``, ``.png`` and
+``_p_in_histograms.png`` (and the fitted models' outputs to ``..._fits.npz``, not committed, from which a
+stopped run resumes).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from _soft_labels import LOGISTIC, Config, flip_in_pairs, print_table, run, save, target_agreement
+from _soft_labels import LOGISTIC, RESULTS, Config, flip_in_pairs, print_table, run, save, target_agreement
 
 ROOT = Path(__file__).resolve().parents[1]
 COLUMNS = [
@@ -124,17 +125,18 @@ def main(argv=None) -> int:
         start = time.perf_counter()
         data = load_adult(args.seed, flip=flip)
         print(f"== {data['description']}", flush=True)
-        result = run(cfg, data)
+        suffix = ("" if args.base == "mlp" else "_logistic") + ("_small" if args.quick else "")
+        stem = f"soft_labels_tabular_{name}{suffix}"
+        result = run(cfg, data, RESULTS / f"{stem}_fits.npz")
         if flip > 0:
             result["target_agreement"] = target_agreement(cfg, data)
         result["wall_seconds"] = time.perf_counter() - start
         result["markdown"] = print_table(result)
-        suffix = ("" if args.base == "mlp" else "_logistic") + ("_small" if args.quick else "")
         base = "DP-SGD MLP" if args.base == "mlp" else "logistic regression"
         size = "quick size" if args.quick else "full size"
         save(
             result,
-            f"soft_labels_tabular_{name}{suffix}",
+            stem,
             f"Optimally soft labels on Adult, {name} labels ({size}; {base})",
         )
         print(f"{name}: {result['wall_seconds']:.0f} s", flush=True)

@@ -295,7 +295,9 @@ def _audit_config(model: str, params: dict, K: int, seed: int, fast: bool) -> An
     return AuditConfig(model=model, params=params, attacks=attacks, n_models=K, n_targets=T, seed=seed)
 
 
-def _audit_unprotected(pool, X_test, y_test, base, out: Path, seed: int, progress) -> tuple[dict, float]:
+def _audit_unprotected(
+    pool, X_test, y_test, base, out: Path, seed: int, progress: Progress | None
+) -> tuple[dict, float]:
     """The audit of the unprotected random forest and its test accuracy."""
     from sklearn.ensemble import RandomForestClassifier
 
@@ -307,7 +309,9 @@ def _audit_unprotected(pool, X_test, y_test, base, out: Path, seed: int, progres
     return before, float(plain.score(X_test, y_test))
 
 
-def _protect_and_audit(pool, X_test, y_test, base, out: Path, seed: int, fast: bool, progress):
+def _protect_and_audit(
+    pool, X_test, y_test, base, out: Path, seed: int, fast: bool, progress: Progress | None
+) -> tuple[dict, list[float], Any]:
     """The protected model (logistic regression with MIP noise): its spread estimated once on random
     halves, its audit, and its test accuracy over ``DEMO_RELEASES`` noisy releases."""
     from sklearn.linear_model import LogisticRegression
