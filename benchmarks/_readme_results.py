@@ -26,7 +26,11 @@ COMMANDS = {
     "nnaa_interval_coverage_n1000": f"{PY}nnaa_interval_coverage.py --n 1000 --reps 100 "
     "--out benchmarks/results/nnaa_interval_coverage_n1000.json",
     "singling_out_null_check": f"{PY}singling_linkability_vs_anonymeter.py --null-check",
-    "soft_labels_digits": f"OMP_NUM_THREADS=1 {PY}soft_labels_digits.py --n-jobs 1",
+    "soft_labels_digits": (
+        f"{PY}soft_labels_digits.py --pilot; cp benchmarks/results/soft_labels_digits_pilot_fits.npz "
+        f"benchmarks/results/soft_labels_digits_fits.npz; {PY}soft_labels_digits.py --model-seed 1 "
+        "--defenders 306 --budget-minutes 45"
+    ),
     "soft_labels_digits_small": f"{PY}soft_labels_digits.py --quick",
     "soft_labels_digits_logistic_small": f"{PY}soft_labels_digits.py --base logistic --quick",
     "soft_labels_tabular_clean": f"OMP_NUM_THREADS=1 {PY}soft_labels_tabular.py --n-jobs 1",
