@@ -5,7 +5,24 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-__all__ = ["print_tables"]
+__all__ = ["print_answer", "print_tables"]
+
+
+def print_answer(result: Any, json_output: bool) -> None:
+    """A verb's answer: ``to_dict()`` as one JSON object, or the summary paragraph then the tables."""
+    if json_output:
+        import json
+
+        import typer
+
+        typer.echo(json.dumps(result.to_dict(), allow_nan=False))
+        return
+    from rich.console import Console
+
+    console = Console()
+    console.print(result.summary(), highlight=False)
+    console.print()
+    print_tables(result.tables(), console)
 
 
 def print_tables(tables: Iterable[Any], console: Any = None) -> None:

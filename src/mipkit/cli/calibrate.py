@@ -14,7 +14,6 @@ command is long only by its option declarations.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import typer
@@ -90,17 +89,9 @@ def calibrate_command(
             result = calibrate(data, config)
     else:
         result = calibrate(data, config)
-    if json_output:
-        typer.echo(json.dumps(result.to_dict(), allow_nan=False))
-        return
-    from rich.console import Console
+    from mipkit.cli._tables import print_answer
 
-    from mipkit.cli._tables import print_tables
-
-    console = Console()
-    console.print(result.summary(), highlight=False)
-    console.print()
-    print_tables(result.tables(), console)
+    print_answer(result, json_output)
 
 
 def register(app: typer.Typer) -> None:

@@ -13,7 +13,6 @@ long only by its option declarations.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -93,17 +92,9 @@ def risk(
     if plot is not None:
         result.write_figure(plot)
         typer.echo(f"Figure written to {plot}", err=json_output)
-    if json_output:
-        typer.echo(json.dumps(result.to_dict(), allow_nan=False))
-        return
-    from rich.console import Console
+    from mipkit.cli._tables import print_answer
 
-    from mipkit.cli._tables import print_tables
-
-    console = Console()
-    console.print(result.summary(), highlight=False)
-    console.print()
-    print_tables(result.tables(), console)
+    print_answer(result, json_output)
 
 
 def register(app: typer.Typer) -> None:
