@@ -237,7 +237,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """The ``mipkit audit`` command: its flags only (one per setting of AuditConfig, plus the records, the
         run folder and the output), hence its length; :func:`_run` does the rest."""
-        _run(ctx)
+        _run(ctx)  # long only by its option declarations
 
 
 def _run(ctx: typer.Context) -> None:
