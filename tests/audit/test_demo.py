@@ -107,16 +107,8 @@ def test_workflow_reports_through_callbacks_and_prints_nothing(tmp_path, capsys)
 
 
 def test_demo_refuses_zero_models(tmp_path, capsys):
-    """``--models 0`` used to run 8 models silently; now it is bad input (exit 2, one line)."""
+    """``--models 0`` is bad input (exit 2, one line), refused before anything is written."""
     assert main(["demo", "--models", "0", "--out", str(tmp_path / "z"), "--json"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("mipkit: error: ") and err.count("\n") == 1
     assert not (tmp_path / "z").exists()  # refused before anything was written
-
-
-def test_old_trainer_path_still_resolves():
-    """Run folders written before the move name the trainer mipkit.cli.demo.ProtectedLogisticRegression."""
-    from mipkit.cli.demo import ProtectedLogisticRegression as old
-    from mipkit.workflows.demo import ProtectedLogisticRegression as new
-
-    assert old is new

@@ -68,7 +68,6 @@ def clean_state(monkeypatch):
         "mipkit.game.testing.SlowTrainer",
         "mipkit.game.torch_adapter.TorchClassifier",
         "mipkit.workflows.demo.ProtectedLogisticRegression",
-        "mipkit.cli.demo.ProtectedLogisticRegression",  # the demo's former path, in old run folders
     ],
 )
 def test_scikit_learn_and_registered_trainers_are_accepted(path):

@@ -6,22 +6,11 @@ fits' progress on stderr, and prints the summary (or one JSON object with ``--js
 
 from __future__ import annotations
 
-from typing import Any
-
 import typer
 
 from mipkit.cli.options import JsonOption, RunFolderOption, SeedOption, echo_json
 
 JSON_LEFT_OUT = ("text", "stages", "title")
-
-
-def __getattr__(name: str) -> Any:
-    # Run folders written before the demo moved to mipkit.workflows name this trainer by its old path.
-    if name == "ProtectedLogisticRegression":
-        from mipkit.workflows.demo import ProtectedLogisticRegression
-
-        return ProtectedLogisticRegression
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def register(app: typer.Typer) -> None:
