@@ -17,7 +17,7 @@ import pandas as pd
 from sklearn.base import BaseEstimator, TransformerMixin
 
 from mipkit._validation import MipkitValueError
-from mipkit.data.domain import check_domain, encode_features
+from mipkit.data.domain import check_domain, encode_features, validate_domain
 
 __all__ = ["DomainEncoder"]
 
@@ -40,6 +40,8 @@ class DomainEncoder(TransformerMixin, BaseEstimator):
     n_features_in_ : int
     feature_names_out_ : list of str
         The encoded features' names.
+    feature_domain_ : dict
+        The checked domain entries of the feature columns (the entries the encoding reads).
     accepts_missing_ : bool
         Whether the domain lets some column be missing (an audit then passes missing cells through).
     """
@@ -58,7 +60,11 @@ class DomainEncoder(TransformerMixin, BaseEstimator):
             self.feature_names_out_ = list(self.feature_names_in_)
             self.accepts_missing_ = False
             return self
-        dom = check_domain(self.domain, [str(c) for c in self.columns])
+        # the domain may describe more than the features (the label, dropped columns): its other entries
+        # were checked against the table by the caller
+        known = list(validate_domain(self.domain))
+        dom = check_domain(self.domain, [str(c) for c in self.columns], known=known)
+        self.feature_domain_ = dom
         empty = pd.DataFrame({c: pd.Series(dtype=_dtype(dom[c])) for c in self.feature_names_in_})
         self.feature_names_out_ = encode_features(empty, dom)[1]
         self.accepts_missing_ = any(spec.get("missing") for spec in dom.values())
@@ -78,7 +84,7 @@ class DomainEncoder(TransformerMixin, BaseEstimator):
             )
         table = X[list(self.feature_names_in_)]
         if self.domain is not None:
-            return encode_features(table, self.domain)[0]
+            return encode_features(table, self.feature_domain_)[0]
         missing = [c for c in table.columns if table[c].isna().any()]
         if missing:
             raise MipkitValueError(
