@@ -88,7 +88,8 @@ class DomainEncoder(TransformerMixin, BaseEstimator):
         missing = [c for c in table.columns if table[c].isna().any()]
         if missing:
             raise MipkitValueError(
-                f"Missing values in column(s) {', '.join(map(repr, missing[:8]))}: this model was trained "
+                f"Missing values (empty, NA or '?' cells) in column(s) {', '.join(map(repr, missing[:8]))}: "
+                "this model was trained "
                 "without a domain, on rows with no missing value; drop those rows first."
             )
         return table.to_numpy(dtype=float)
