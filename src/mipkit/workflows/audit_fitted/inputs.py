@@ -150,8 +150,8 @@ def check_features(X: pd.DataFrame, what: str, model: Any = None, target: str | 
     missing = [str(c) for c in X.columns if X[c].isna().any()]
     if missing and not _accepts_missing(model):
         raise MipkitValueError(
-            f"Missing values (empty, NA or '?' cells) in column(s) {', '.join(map(repr, missing[:8]))} of the "
-            f"{what}; impute them or drop those rows first."
+            f"Missing values (empty, NA or '?' cells) in column(s) {', '.join(map(repr, missing[:8]))} of "
+            f"the {what}; impute them or drop those rows first."
         )
     for c in X.columns:
         column = X[c]
