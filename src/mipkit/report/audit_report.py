@@ -277,8 +277,8 @@ def plain_summary(results: dict, *, who: str = "the model") -> list[str]:
         lines.append(
             f"Given a record and {who}, {which} ({best}) guessed correctly whether the record "
             f"was in the training data {_pct(acc)} of the time (a coin flip gets 50%). That is a measured "
-            f"MIP eta of {a['eta']:.3f} (95% interval {lo:.3f} to {hi:.3f}, {how}); the true eta is at least "
-            "about this large."
+            f"MIP eta of {a['eta']:.3f} (95% interval {lo:.3f} to {hi:.3f}, {how})"
+            + ("; a stronger attack may find more." if a["eta"] > 0 else ".")
         )
         if lo > 0:
             lines.append(
