@@ -57,10 +57,9 @@ def test_json_contract_and_run_folder(table, tmp_path, capsys):
 
         model = joblib.load(f)
     raw = pd.read_csv(table)
-    # the encoding is the domain's: every level in its order ("green" is held by no row and still an input)
-    X = np.column_stack([raw[list("abcd")], *[(raw["colour"] == c) for c in ("red", "green", "blue")]])
+    # the encoding is the domain's: every level ("green" is held by no row and is still an input: 4 + 3)
     assert model["dpsgd"].n_features_in_ == 7 and d["domain"]["source"] == "public file"
-    assert model.predict(X.astype(float)).shape == (240,)  # the pipeline scales raw features itself
+    assert model.predict(raw[[*"abcd", "colour"]]).shape == (240,)  # the pipeline encodes the raw columns
     assert pickle.loads(pickle.dumps(model))["dpsgd"].certificate_.noise_multiplier == d["noise_multiplier"]
 
 
