@@ -56,6 +56,8 @@ def print_human(results: dict, run_dir: Path, *, paragraph: bool = True) -> None
     console = Console()
     fitted = (results.get("question") or {}).get("answered") == "this fitted model"  # record bootstrap
     cluster = "[95% CI]" if fitted or not results.get("headline") else "[95% cluster CI]"
+    if len(results.get("attacks") or {}) > 1:  # the headline interval covers all attacks at once
+        cluster = cluster[:-1] + ", this attack alone]"
     table = Table(title="Membership-inference audit", show_lines=False)
     fprs = list(results["tpr_at_fpr"])
     for col in ["attack", "AUC", *[f"TPR@{f}" for f in fprs], f"eta {cluster}"]:
