@@ -106,3 +106,40 @@ def test_audit_one_run_starts_with_the_paragraph(table, capsys):
     assert "the bound is within the stated limit (epsilon <= 100)" in block
     assert "the trainer states no certificate" in block and "coin flip" in block
     assert out.split("\n\n", 1)[1].startswith("One-run audit: epsilon >= ")  # the figures follow
+
+
+def _fitted_results(tprs: dict[str, float], strongest: str) -> dict:
+    """An audit-fitted results dict: five attacks' eta and TPR at 1% false alarms; lira-offline strongest."""
+    attacks = {
+        name: {"eta": 0.028 if name == strongest else 0.01, "eta_ci": [0.01, 0.04],
+               "tpr_at_fpr": {"0.001": 0.001, "0.01": t, "0.1": 0.12}}
+        for name, t in tprs.items()
+    }  # fmt: skip
+    return {"strongest_attack": strongest, "eta_ci": [0.006, 0.049], "attacks": attacks,
+            "question": {"answered": "this fitted model"},
+            "design": {"members": 100, "nonmembers": 100}}  # fmt: skip
+
+
+def test_headline_quotes_the_attack_that_finds_most_at_1_percent():
+    """The strongest attack by eta found 0.7% at 1% false alarms (below chance) while rmia-online found 2%:
+    the headline quotes rmia-online's 2%, as the summary's bullet does, not the below-chance 0.7%."""
+    from mipkit.report.audit_report import plain_summary
+    from mipkit.report.dpia import audit_paragraph
+
+    res = _fitted_results({"loss": 0.017, "lira-offline": 0.007, "rmia-online": 0.02}, "lira-offline")
+    text = audit_paragraph(res)
+    assert "(lira-offline)" in text and "0.7%" not in text
+    assert "the best attack there (rmia-online) found 2% of the members" in text
+    for a in res["attacks"].values():
+        a["roc"] = [[0, 0], [1, 1]]
+        a["precision_at_base_rate"] = {}
+    bullet = next(x for x in plain_summary(res) if x.startswith("At a false-alarm rate of 1%"))
+    assert "rmia-online found 2.0%" in bullet
+
+
+def test_headline_says_plainly_when_no_attack_beats_chance_at_1_percent():
+    from mipkit.report.dpia import audit_paragraph
+
+    text = audit_paragraph(_fitted_results({"loss": 0.009, "lira-offline": 0.007}, "lira-offline"))
+    assert "no attack found more of the members than chance would (best: loss, 0.9%)" in text
+    assert "it found 0.7%" not in text

@@ -306,3 +306,19 @@ def test_results_schema_of_slices_and_records_is_documented(cli_run):
     missing = sorted(k for k in keys if f"`{k}`" not in doc)
     assert not missing, missing
     assert "schema 1.2" in doc
+
+
+def test_a_subgroup_without_a_leak_of_its_own_is_not_called_more_exposed():
+    """The attack's hard guesses are coin flips (eta 0 everywhere: the audit finds no leak) while the scores
+    of subgroup "a" separate members: its AUC excess over all records is significant, but a privacy officer
+    reads "more exposed: yes" as a finding, so it needs the subgroup's own eta interval above 0 as well."""
+    rng = np.random.default_rng(2)
+    T, n = 8, 400
+    lab = rng.random((T, n)) < 0.5
+    grp = np.where(np.arange(n) < 150, "a", "rest")
+    s = rng.normal(size=(T, n)) + lab * np.where(grp == "a", 0.8, 0.0)[None, :]
+    res = slice_summary(s, lab, {"grp": grp}, guesses=rng.random((T, n)) < 0.5, n_boot=300, random_state=0)
+    a = next(r for r in res.rows if r["group"] == "a")
+    assert a["auc_excess_ci"][0] > 0 and a["eta_ci"][0] <= 0  # the case: a difference, no leak of its own
+    assert a["more_exposed"] is False and a["more_exposed_by"] == [] and not res.most_exposed
+    assert "own eta interval lies above 0" in res.rule

@@ -74,3 +74,21 @@ def test_most_exposed_members_are_ranked_as_ties_and_ten_are_named():
     assert first["tied"] > 1 and f"rank 1, tied with {first['tied'] - 1} other" in line
     assert f"{first['tied']} records (members and non-members) share the top score" in line
     assert line.count("(rank ") == 10
+
+
+def _records(ranks: list[int], tied: list[int], eta_ci: list[float]) -> dict:
+    top = [{"rank": r, "tied": t, "pid": f"P{i}"} for i, (r, t) in enumerate(zip(ranks, tied, strict=True))]
+    return {"eta_ci": eta_ci, "design": {"n_records": 400},
+            "records": {"id_field": "pid", "most_exposed_attack": "loss", "most_exposed": top}}  # fmt: skip
+
+
+def test_with_no_leak_the_most_exposed_line_says_it_ranks_by_score():
+    """No leak measured (eta interval reaching 0): the named ids are the attack's highest scores, not exposed
+    people; where every listed member shares the top score, no one is named."""
+    line = most_exposed_line(_records(list(range(1, 11)), [1] * 10, [-0.03, 0.001]))
+    assert "no leak was measured; these are the records the attack scores highest" in line
+    assert line.count("(rank ") == 10
+    leak = most_exposed_line(_records(list(range(1, 11)), [1] * 10, [0.01, 0.05]))
+    assert "no leak" not in leak and leak.count("(rank ") == 10
+    tied = most_exposed_line(_records([1] * 10, [16] * 10, [-0.03, 0.001]))
+    assert "none named" in tied and "16 highest-scoring records" in tied and "P0" not in tied

@@ -171,3 +171,16 @@ def test_the_audit_table_shows_the_interval_and_the_note_says_how_the_split_was_
     table = _audit_table(audit, ())
     assert table.rows[0][1] == "0.01 [0.002, 0.03]"
     assert "seeded" not in HELD_OUT_NOTE and "secret random split" in HELD_OUT_NOTE
+
+
+def test_quiet_silences_the_progress_not_the_answer(table, tmp_path, capsys):
+    args = ["train-private", "--data", str(table), "--target", "label", "--id-column", "patient", "--dropna",
+            "--noise-multiplier", "2", "--epochs", "1", "--batch-size", "32", "--hidden", "0"]  # fmt: skip
+    assert main([*args, "--out", str(tmp_path / "loud")]) == 0
+    loud = capsys.readouterr()
+    assert loud.err.strip()  # the bar and the stage lines go to stderr
+    assert main([*args, "--out", str(tmp_path / "quiet"), "--quiet"]) == 0
+    quiet = capsys.readouterr()
+    assert quiet.err == ""
+    for out in (loud.out, quiet.out):  # the answer is printed all the same (the split is random)
+        assert out.startswith("Released:") and "Headline risk:" in out and "Run folder:" in out

@@ -29,6 +29,7 @@ from mipkit.cli.options import (
     EncodeOption,
     JsonOption,
     NoiseSeedOption,
+    QuietOption,
     RiskValueOption,
     RunFolderOption,
     TargetOption,
@@ -122,6 +123,7 @@ def register(app: typer.Typer) -> None:
         ),
         out: RunFolderOption = "runs/train-private",
         as_json: JsonOption = False,
+        quiet: QuietOption = False,
     ) -> None:
         """Train with DP-SGD to a risk target; writes the model and its certificate."""
         from mipkit.cli.options import check_count, check_seed, hold_run_folder
@@ -147,7 +149,7 @@ def register(app: typer.Typer) -> None:
         from mipkit.cli._progress import ProgressBar
         from mipkit.cli._tables import print_tables
 
-        with ProgressBar() as progress:  # the bar starts at the first step
+        with ProgressBar(enabled=not quiet) as progress:  # the bar starts at the first step
             result = train_private(table, cfg, out=out, progress=progress)
         typer.echo(result.summary())
         typer.echo("")

@@ -70,8 +70,9 @@ METHOD = (
     "(pigeonhole bootstrap, Owen 2007; docs/theory.md section 11); marginal studentised intervals"
 )
 RULE = (
-    "more exposed: the interval of the subgroup's excess over all records (eta or AUC), simultaneous over "
-    "the subgroups and both metrics, lies above 0"
+    "more exposed: the subgroup's own eta interval lies above 0 (a measured leak, not only a difference from "
+    "the others) and the interval of its excess over all records (eta or AUC), simultaneous over the "
+    "subgroups and both metrics, lies above 0"
 )
 
 
@@ -448,7 +449,8 @@ def _mark_excess(base: tuple | None, measured: list[tuple[dict, tuple]], confide
         for j, (r, _) in enumerate(measured):
             r["eta_excess_ci"] = [float(lo[2 * j]), float(hi[2 * j])]
             r["auc_excess_ci"] = [float(lo[2 * j + 1]), float(hi[2 * j + 1])]
-            r["more_exposed_by"] = [m for m, i in (("eta", 2 * j), ("auc", 2 * j + 1)) if lo[i] > 0]
+            leaks = r["eta_ci"][0] > 0  # a subgroup with no measured leak of its own is not called exposed
+            r["more_exposed_by"] = [m for m, i in (("eta", 2 * j), ("auc", 2 * j + 1)) if leaks and lo[i] > 0]
             r["more_exposed"] = bool(r["more_exposed_by"])
     return q
 

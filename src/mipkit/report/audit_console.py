@@ -113,34 +113,39 @@ def print_slices(console, results: dict) -> None:
     fprs = list(slices["overall"].get("tpr_at_fpr") or {})
     conf = f"{100 * float(slices.get('confidence', 0.95)):g}%"
     title = f"Subgroups ({slices.get('attack')}; {conf} cluster intervals)"
-    table = Table(title=title, show_lines=True, box=box.SIMPLE_HEAD)
+    # 100 columns: the kind under the name, trials under the records, each interval under its estimate
+    table = Table(title=title, show_lines=True, box=box.SIMPLE_HEAD, show_edge=False, padding=0)
     rows = [slices["overall"], *slices["groups"]]
     names = ["all records", *[f"{r['column']} = {r['group']}" for r in slices["groups"]]]
-    table.add_column("subgroup", min_width=min(max(map(len, names)), 40))
-    for col in ["feature", "records", "trials in/out", "AUC", *[f"TPR@{f}" for f in fprs], "eta"]:
+    table.add_column("subgroup", min_width=min(max(map(len, names)), 20))
+    table.add_column("records\nin/out", justify="right", no_wrap=True)
+    for col in ["AUC", *[f"TPR@{f}" for f in fprs], "eta"]:
         table.add_column(col, justify="right", no_wrap=True)
-    table.add_column("more exposed", no_wrap=True)
+    table.add_column("more\nexposed", no_wrap=True)
     for name, r in zip(names, rows, strict=True):
         info = columns.get(r["column"], {})
         kind = (
             "target"
             if info.get("kind") == "true class"
-            else {True: "yes", False: "no"}.get(info.get("is_feature"), "")
+            else {True: "feature", False: "not a feature"}.get(info.get("is_feature"), "")
         )
-        cells = [name, kind, str(r["n_records"]), f"{r['member_trials']}/{r['nonmember_trials']}"]
+        cells = [
+            f"{name}\n({kind})" if kind else name,
+            f"{r['n_records']}\n{r['member_trials']}/{r['nonmember_trials']}",
+        ]
         if r.get("auc") is None:
-            cells += ["too few records", *["" for _ in fprs], "", ""]
+            cells += ["too few\nrecords", *["" for _ in fprs], "", ""]
         else:
             cells.append(_two_lines(r["auc"], r["auc_ci"], 3))
             cells += [_two_lines(r["tpr_at_fpr"][f], r["tpr_at_fpr_ci"][f], 1, 100, "%") for f in fprs]
             cells.append(_two_lines(r["eta"], r["eta_ci"], 3))
             flag = r.get("more_exposed")
             cells.append(
-                "" if flag is None else ("yes: " + ", ".join(r["more_exposed_by"]) if flag else "no")
+                "" if flag is None else ("yes:\n" + ", ".join(r["more_exposed_by"]) if flag else "no")
             )
         table.add_row(*[escape(c) for c in cells])
     if not console.is_terminal:  # a file or a pipe: no terminal to fit, keep the rows whole
-        console = Console(width=max(console.width, 180))
+        console = Console(width=max(console.width, 100))
     console.print(table)
     for column, info in columns.items():
         if info.get("binning"):

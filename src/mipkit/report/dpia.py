@@ -181,6 +181,26 @@ def _audited(results: Mapping[str, Any]) -> str:
     )
 
 
+def _low_fpr_clause(results: Mapping[str, Any], best: str) -> str:
+    """The headline's members-found-at-1%-false-alarms clause, from the attack that finds the most there
+    (the summary's bullet quotes the same one); empty where no attack has a TPR table."""
+    tables = {
+        name: a["tpr_at_fpr"] for name, a in (results.get("attacks") or {}).items() if a.get("tpr_at_fpr")
+    }
+    if not tables:
+        return ""
+    name, tpr = max(tables.items(), key=lambda kv: kv[1][nearest_key(kv[1], 0.01)])
+    a = nearest_key(tpr, 0.01)
+    found, fpr = float(tpr[a]), float(a)
+    if found <= fpr:
+        return (
+            f"; flagging at most {pct(fpr)} of non-members, no attack found more of the members than chance "
+            f"would (best: {name}, {pct(found)})"
+        )
+    who = "it" if name == best else f"the best attack there ({name})"
+    return f"; flagging at most {pct(fpr)} of non-members, {who} found {pct(found)} of the members"
+
+
 def audit_paragraph(results: Mapping[str, Any]) -> str:
     """The headline paragraph of ``mipkit audit``, ``audit-fitted`` and ``audit-scores``: what was audited,
     the measured risk in plain words, what it means, and the premise.
@@ -200,12 +220,7 @@ def audit_paragraph(results: Mapping[str, Any]) -> str:
         f"data {pct(0.5 + attack['eta'])} of the time (95% interval {pct(0.5 + lo)} to {pct(0.5 + hi)}), "
         "against 50% by guessing"
     )
-    tpr = attack.get("tpr_at_fpr") or {}
-    if tpr:
-        a = nearest_key(tpr, 0.01)
-        found = pct(tpr[a])
-        headline += f"; flagging at most {pct(float(a))} of non-members, it found {found} of the members"
-    headline += "."
+    headline += _low_fpr_clause(results, best) + "."
     meaning = (
         "What it means: the model measurably reveals who was in its training data"
         if lo > 0

@@ -41,7 +41,9 @@ def answer_lines(results: dict) -> list[str]:
 
 def most_exposed_line(results: dict) -> str | None:
     """The line that names the most exposed members (by id, else by record) and their ranks, ties said as
-    ties, and how many records share the top score; None when no member is ranked."""
+    ties, and how many records share the top score; with no leak measured (the headline eta interval reaches
+    0) it says the ranking is by score, not a finding; where every listed member shares the top score it names
+    none; None when no member is ranked."""
     rec = results.get("records") or {}
     top = rec.get("most_exposed") or []
     if not top:
@@ -55,11 +57,23 @@ def most_exposed_line(results: dict) -> str | None:
             f", tied with {tied - 1} other{'s' if tied > 2 else ''}" if tied > 1 else ""
         )
 
-    names = ", ".join(f"{r.get(key)} ({rank(r)})" for r in top)
     first = int(top[0].get("tied") or 1) if top[0].get("rank") == 1 else 1
     shared = f" {first} records (members and non-members) share the top score." if first > 1 else ""
+    attack = rec.get("most_exposed_attack")
+    if len({r.get("rank") for r in top}) == 1 and first > 1:  # a tie names no one in particular
+        return (
+            f"Most exposed members ({attack}): none named: the {first} highest-scoring records (members and "
+            "non-members) tie, so no member stands out; all scores in scores.parquet."
+        )
+    lo = (results.get("eta_ci") or [None])[0]
+    caveat = (
+        "no leak was measured; these are the records the attack scores highest, not a finding about them; "
+        if lo is not None and lo <= 0
+        else ""
+    )
+    names = ", ".join(f"{r.get(key)} ({rank(r)})" for r in top)
     return (
-        f"Most exposed members ({rec.get('most_exposed_attack')}; the {len(top)} members ranked highest; "
+        f"Most exposed members ({attack}; {caveat}the {len(top)} members ranked highest; "
         f"rank of the score among {n} records, 1 = most member-like, tied scores share a rank): {names}; "
         f"all in scores.parquet.{shared}"
     )
@@ -86,6 +100,8 @@ def _most_exposed_section(results: dict) -> Section | None:
         "flagged: at or above the attack's threshold of FPR 1%; record: position among the audited records; "
         f"row: {rec.get('row', '')}. The full table is scores.parquet."
     ]
+    if (results.get("eta_ci") or [1.0])[0] <= 0:
+        text.append("No leak was measured: these are the records the attack scores highest, not a finding.")
     title = f"Most exposed records ({rec.get('most_exposed_attack')})"
     return Section(title, text, [pd.DataFrame(top)])
 

@@ -45,6 +45,15 @@ def _measured(dcr: dict) -> str:
     return f" (interpolated at tied distances: no threshold measures a TPR below FPR {_fmt(100 * low, 1)}%)"
 
 
+def _which_attack(r: dict) -> str:
+    """The inference headline's attack, said as one of those run (chosen by improvement over its baseline)."""
+    n = len(r.get("attacks") or [])
+    if n <= 1:
+        return f"the only attack ({r['attack']})"
+    which = "the better of the two attacks" if n == 2 else f"the best of the {n} attacks"
+    return f"{which} ({r['attack']}, by improvement over its own baseline)"
+
+
 def summary_sentences(res: dict) -> list[str]:
     """The plain-language summary of the results dict of an ``audit-synthetic`` run (verdict first)."""
     out = []
@@ -93,10 +102,10 @@ def summary_sentences(res: dict) -> list[str]:
         pi = r["precision_improvement"]
         ci = r.get("precision_improvement_ci") or [None, None]
         msg = (
-            f"Inferring '{s}': the strongest attack ({r['attack']}) is right "
-            f"{_fmt(100 * r['precision'], 1)}% of the time; the same analysis without the targets' "
-            f"records is right {_fmt(100 * r['baseline_precision'], 1)}% of the time "
-            f"(like-for-like non-member baseline, {r['baseline']}), a precision improvement of {_fmt(pi, 3)} "
+            f"Inferring '{s}': {_which_attack(r)} is right {_fmt(100 * r['precision'], 1)}% of the time "
+            "(its baseline: "
+            f"{_fmt(100 * r['baseline_precision'], 1)}%, the same analysis without the targets' records; "
+            f"like-for-like non-member baseline, {r['baseline']}), a precision improvement of {_fmt(pi, 3)} "
             "over that baseline ("
         )
         if pi is not None and ci[0] is not None:

@@ -250,16 +250,32 @@ def certified_lines(bounds: dict) -> list[str]:
             f"{row['baseline_precision']:.4f}), certified <= {row['certified_success']:.4f}"
         )
     viol = bounds.get("violations") or []
-    rows = [
-        *(bounds.get("dcr", {}).get("tpr_at_fpr") or {}).values(),
-        *(bounds.get("inference") or {}).values(),
-    ]
-    roc = bounds.get("dcr", {}).get("roc")
-    noisy = sum(
-        bool(r.get("above_bound")) and not r.get("violation") for r in [*rows, *([roc] if roc else [])]
-    )
+    noisy = _above_within_error(bounds)
     lines += [f"VIOLATION: {v}" for v in viol] or [
         "No measured risk is above its certified bound beyond sampling error"
-        + (f" ({noisy} point estimate(s) above, within it)." if noisy else ".")
+        + (f" (above it, within sampling error: {'; '.join(noisy)})." if noisy else ".")
     ]
     return lines
+
+
+def _above_within_error(bounds: dict) -> list[str]:
+    """Each figure whose point estimate lies above its certified bound but within sampling error, named."""
+    dcr = bounds.get("dcr", {})
+    named = [
+        (f"DCR attack TPR at FPR {fpr}: {r['measured']:.4f} > {r['certified']:.4f}", r)
+        for fpr, r in (dcr.get("tpr_at_fpr") or {}).items()
+    ]
+    roc = dcr.get("roc")
+    if roc:
+        named.append(
+            (
+                f"DCR attack's ROC curve at FPR {roc['at_fpr']:.3g} (the point nearest its bound, of "
+                f"{roc['points']} thresholds): TPR {roc['tpr']:.4f} > {roc['certified_tpr']:.4f}",
+                roc,
+            )
+        )
+    named += [
+        (f"inference of {s}: {r['precision']:.4f} > {r['certified_success']:.4f}", r)
+        for s, r in (bounds.get("inference") or {}).items()
+    ]
+    return [text for text, r in named if r.get("above_bound") and not r.get("violation")]
