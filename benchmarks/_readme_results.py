@@ -13,6 +13,7 @@ from collections.abc import Callable
 ALSO_WRITES = {
     "singling_out_null_check": "singling_linkability_vs_anonymeter",
     "synthetic_adult_cli_vs_api": "synthetic_adult_vs_anonymeter",
+    "inference_leak_bankchurners": "inference_null_bankchurners",
 }
 
 PY = ".venv/bin/python benchmarks/"
@@ -20,6 +21,7 @@ _CLI = f"{PY}synthetic_adult_vs_anonymeter.py --cli-compare --n-attacks 1000"
 _HEADLINE = f"{PY}verdict_calibration_synthetic.py --part headline --tag"
 _SEE = "--conditions ... (docs/audit-synthetic.md)"
 COMMANDS = {
+    "inference_leak_bankchurners": f"{PY}inference_null_bankchurners.py --splits 10 --leak 0.3",
     "aim_memory_maps": f"OMP_NUM_THREADS=1 {PY}aim_memory_maps.py --rounds 3",
     "aim_memory_maps_no_clearing": f"OMP_NUM_THREADS=1 {PY}aim_memory_maps.py --keep --rounds 3",
     "nnaa_dcr_scale_cli_slower_machine": f"{PY}nnaa_dcr_scale.py --skip numeric,mixed,peer --cli-rows 100000",
@@ -116,8 +118,11 @@ def inference_null(d: dict) -> str:
         ("against the exact mode", "fallback_mode_exact"),
         ("against the mode within tolerance", "fallback_mode_tolerance"),
     )
-    alarms = ", ".join(f"{label} {d[k]['false_alarms']}/{d[k]['splits']}" for label, k in parts)
-    return f"null splits where the inference policy fired: {alarms}"
+    alarms = ", ".join(
+        f"{label} {d[k].get('fired', d[k].get('false_alarms'))}/{d[k]['splits']}" for label, k in parts
+    )
+    kind = f"splits with {100 * d['leak']:g}% copied rows" if d.get("leak") else "null splits"
+    return f"{kind} where the inference policy fired: {alarms}"
 
 
 def calibrate_large_t(d: dict) -> str:
@@ -381,6 +386,7 @@ HEADLINES: dict[str, Callable[[dict], str]] = {
     "bankchurners_baseline": bankchurners,
     "calibrate_large_T": calibrate_large_t,
     "inference_null_bankchurners": inference_null,
+    "inference_leak_bankchurners": inference_null,
     "calibration_vs_riskcal": riskcal,
     "certified_bounds_calibration": certified_bounds,
     "dp_lower_bounds_vs_peer": dp_lower_bounds,

@@ -15,8 +15,11 @@ guesses scored with one tolerance from the original's range for every guess, and
 value only (``--no-non-member-baseline``, anonymeter's amount of work), the mode scored exactly and within the
 tolerance.
 
-Run: ``.venv/bin/python benchmarks/inference_null_bankchurners.py [--splits 50] [--n 3000]``. Results:
-``benchmarks/results/inference_null_bankchurners.json``.
+Power: ``--leak 0.3`` replaces 30% of the synthetic rows by verbatim rows of the original (a generator that
+copies), and the policy should fire; results in ``benchmarks/results/inference_leak_bankchurners.json``.
+
+Run: ``.venv/bin/python benchmarks/inference_null_bankchurners.py [--splits 50] [--n 3000] [--leak 0]``.
+Results: ``benchmarks/results/inference_null_bankchurners.json``.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("MIPKIT_SHARED_DATA", ROOT.parent / "shared" / "data"))
 RESULTS = ROOT / "benchmarks" / "results"
 CONFIDENCE = 0.95
+N_REFITS = 20  # attribute_inference_guesses' default
 
 
 def fired(results: list, confidence: float = CONFIDENCE) -> list[str]:
@@ -49,10 +53,14 @@ def main() -> None:
     from mipkit.data.tables import check_tables
     from mipkit.metrics.inference import measure_inference
     from mipkit.report.results import write_json_atomic
+    from mipkit.stats import clopper_pearson
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--splits", type=int, default=50)
     ap.add_argument("--n", type=int, default=3000, help="rows of the original and of the synthetic table")
+    ap.add_argument(
+        "--leak", type=float, default=0.0, help="share of synthetic rows copied from the original"
+    )
     args = ap.parse_args()
     df = read_table(DATA / "bankchurners" / "BankChurners.csv")
     df = df.drop(columns=["CLIENTNUM", *[c for c in df.columns if c.startswith("Naive_Bayes")]])
@@ -63,10 +71,18 @@ def main() -> None:
         perm = np.random.default_rng(split).permutation(len(df))
         orig = df.iloc[np.sort(perm[: args.n])].reset_index(drop=True)
         syn = df.iloc[np.sort(perm[args.n : 2 * args.n])].reset_index(drop=True)
+        if args.leak:
+            rng = np.random.default_rng([split, 1])
+            k = round(args.leak * args.n)
+            syn.iloc[rng.choice(args.n, k, replace=False)] = orig.iloc[
+                rng.choice(args.n, k, replace=False)
+            ].values
         schema = check_tables(orig, {"synthetic": syn})
         like, like_orig, fallback = [], [], {"exact": [], "tolerance": []}
         for secret in schema.numeric:
-            g = attribute_inference_guesses(orig, syn, secret=secret, schema=schema, random_state=split)
+            g = attribute_inference_guesses(
+                orig, syn, secret=secret, schema=schema, random_state=split, n_refits=N_REFITS
+            )
             like.append(measure_inference(g, random_state=split))
             tol = 0.05 * float(schema.num_range[schema.numeric.index(secret)])
             like_orig.append(
@@ -102,9 +118,11 @@ def main() -> None:
         # pairs whose baseline is perfect in every split (an exact identity between columns) have no PI
         means = {k: float(np.mean(v[np.isfinite(v)])) for k, v in pis.items() if np.isfinite(v).any()}
         fired_pairs = [p for s in splits for p in get(s)["fired"]]
+        n_fired = int(sum(bool(get(s)["fired"]) for s in splits))
         return {
-            "false_alarms": int(sum(bool(get(s)["fired"]) for s in splits)),
+            "false_alarms" if not args.leak else "fired": n_fired,
             "splits": len(splits),
+            "fired_clopper_pearson_95": list(clopper_pearson(n_fired, len(splits))),
             "fired_per_pair": {p: fired_pairs.count(p) for p in sorted(set(fired_pairs))},
             "mean_pi_per_pair": means,
             "pairs_without_pi": sorted(set(pis) - set(means)),
@@ -120,15 +138,18 @@ def main() -> None:
     }
     for k, v in out.items():
         print(
-            f"{k}: false alarms {v['false_alarms']}/{v['splits']}, mean PI over pairs {v['mean_pi']:+.3f}, "
+            f"{k}: fired {v.get('fired', v.get('false_alarms'))}/{v['splits']} "
+            f"(95% CI {v['fired_clopper_pearson_95']}), mean PI over pairs {v['mean_pi']:+.3f}, "
             f"pairs with mean PI > 0: {v['pairs_mean_pi_above_0']}/{len(v['mean_pi_per_pair'])}"
         )
     print(f"{elapsed:.0f} s; {uptime0}")
     RESULTS.mkdir(parents=True, exist_ok=True)
     write_json_atomic(
-        RESULTS / "inference_null_bankchurners.json",
+        RESULTS / f"inference_{'leak' if args.leak else 'null'}_bankchurners.json",
         {
             "n": args.n,
+            "leak": args.leak,
+            "n_refits": N_REFITS,
             "seconds": elapsed,
             "uptime_start": uptime0,
             **out,

@@ -39,6 +39,8 @@ from mipkit.data.attack_records import InferenceGuesses
 from mipkit.data.neighbors import kneighbors
 from mipkit.data.tables import TableSchema, encode_euclidean, encode_mixed
 
+from .inference_refits import refit_guesses
+
 
 # --------------------------------------------------------------------------------------------------
 # analyses (each returns guesses and a confidence, higher = more confident)
@@ -87,23 +89,35 @@ def model_guesses(
     schema: TableSchema,
     numeric: bool,
     model_factory: Callable[[bool], object] = default_model,
+    resamples: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Fit ``model_factory(numeric)`` on the reference table (known -> secret), predict for the targets.
 
     Features: :func:`mipkit.data.tables.encode_euclidean` of the known columns (standardised numerics with
     missing indicators, one-hot categories). Confidence: the largest predicted class probability, or 0 for
-    every target (numeric secrets, or a model without ``predict_proba``).
+    every target (numeric secrets, or a model without ``predict_proba``). With ``resamples`` (shape
+    ``(R, m)``, positions among the reference rows with a known secret), one fit per row of positions, on
+    the features encoded once: guesses and confidences of shape ``(R, n_targets)``.
     """
     sub = schema.subset(known)
     keep = reference[secret].notna().to_numpy()
     X_ref = encode_euclidean(reference.loc[keep], sub)
     X_tgt = encode_euclidean(targets, sub)
     y = reference.loc[keep, secret].to_numpy()
+    y = y.astype(float) if numeric else np.array([str(v) for v in y], dtype=object)
+    if resamples is None:
+        return _fit_predict(X_ref, y, X_tgt, numeric, model_factory)
+    fits = [_fit_predict(X_ref[d], y[d], X_tgt, numeric, model_factory) for d in resamples]
+    return np.vstack([f[0] for f in fits]), np.vstack([f[1] for f in fits])
+
+
+def _fit_predict(X_ref, y, X_tgt, numeric: bool, model_factory) -> tuple[np.ndarray, np.ndarray]:
+    """Guesses and confidences of ``model_factory(numeric)`` fitted on ``(X_ref, y)`` for ``X_tgt``."""
+    n = X_tgt.shape[0]
     if not numeric:
-        y = np.array([str(v) for v in y], dtype=object)
         classes = np.unique(y)
         if classes.size == 1:
-            return np.full(len(targets), classes[0], dtype=object), np.ones(len(targets))
+            return np.full(n, classes[0], dtype=object), np.ones(n)
     model = model_factory(numeric)
     if _sparse_ok(
         model
@@ -116,12 +130,12 @@ def model_guesses(
     # measured is that of this attack, so lbfgs stopping at max_iter is not worth a warning to the user.
     with threadpool_limits(limits=1, user_api="blas"), warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
-        model.fit(X_ref, y.astype(float) if numeric else y)
+        model.fit(X_ref, y)
         guesses = model.predict(X_tgt)
         if not numeric and hasattr(model, "predict_proba"):
             conf = model.predict_proba(X_tgt).max(axis=1)
         else:
-            conf = np.zeros(len(targets))
+            conf = np.zeros(n)
     return guesses, conf
 
 
@@ -249,7 +263,7 @@ class _Guesser:
         return self._cache[id(df)][1]
 
     def __call__(
-        self, analysis: str, reference: pd.DataFrame, targets: pd.DataFrame
+        self, analysis: str, reference: pd.DataFrame, targets: pd.DataFrame, resamples=None
     ) -> tuple[np.ndarray, np.ndarray]:
         common = {"secret": self.secret, "known": self.known, "schema": self.schema}
         if analysis == "nearest":
@@ -257,8 +271,9 @@ class _Guesser:
                 targets, reference, **common, n_jobs=self.n_jobs, encoded=self.encoded
             )
         return model_guesses(
-            targets, reference, **common, numeric=self.numeric, model_factory=self.model_factory
-        )
+            targets, reference, **common, numeric=self.numeric, model_factory=self.model_factory,
+            resamples=resamples,
+        )  # fmt: skip
 
 
 def _guesses(
@@ -270,13 +285,20 @@ def _guesses(
     attacks: Sequence[str],
     non_member_baseline: bool,
     tolerance: float,
+    refits: tuple[int, np.random.Generator] = (0, None),
 ) -> InferenceGuesses:
     """Every attack on the targets (from the synthetic rows), its baseline (from the original's other
-    rows), the most frequent value, and the first attack on the control targets."""
+    rows), the most frequent value, the first attack on the control targets, and ``refits[0]`` refits of
+    the model attack and its baseline on bootstrap resamples of their rows (drawn by ``refits[1]``)."""
     (syn, rest), (tgt_idx, c_idx), secret = tables, rows, guess.secret
     targets = original.iloc[tgt_idx]
     atk = {a: guess(a, syn, targets) for a in attacks}
     base = {a: guess(a, rest, targets)[0] for a in (attacks if non_member_baseline else ())}
+    n_refits, rng = refits
+    refit = {}
+    for side, ref, names in (("attack", syn, atk), ("baseline", rest, base)):
+        for a in [a for a in names if a == "model"] if n_refits else ():
+            refit[f"{side}/{a}"] = refit_guesses(a, ref, targets, n_refits=n_refits, rng=rng, guess=guess)
     base["most_frequent"] = most_frequent_guesses(rest, secret=secret, n=tgt_idx.size, numeric=guess.numeric)
     c_truth = c_guess = None
     if c_idx is not None:
@@ -298,6 +320,7 @@ def _guesses(
         control_truth=c_truth,
         control_guesses=c_guess,
         tolerance_share=tolerance if guess.numeric else None,
+        refits=refit,
     )
 
 
@@ -317,6 +340,7 @@ def attribute_inference_guesses(
     n_jobs: int = 2,
     non_member_baseline: bool = True,
     match_reference_size: bool = True,
+    n_refits: int = 20,
 ) -> InferenceGuesses:
     """Run the attribute-inference attacks on ``secret`` and the non-member baseline; return the guesses.
 
@@ -360,6 +384,11 @@ def attribute_inference_guesses(
         can emit any number of rows) lets even a generator that copies nothing beat the baseline: on
         same-distribution tables with twice as many synthetic rows, 12.5% of audits found an "improvement"
         (``benchmarks/verdict_calibration_synthetic.py``).
+    n_refits : int
+        Refits of the model attack and of its baseline on bootstrap resamples of the rows they learn from
+        (:func:`mipkit.attacks.inference_refits.refit_guesses`), whose spread the precision-improvement
+        interval includes (``docs/theory.md`` section 4); 0: none, the interval resamples the targets only
+        (too narrow: it holds each fitted analysis fixed).
     """
     known, n_attacks, tolerance = _check_options(secret, known, schema, attacks, n_attacks, tolerance)
     rng = check_random_state(random_state)
@@ -367,4 +396,5 @@ def attribute_inference_guesses(
     match_size = non_member_baseline and match_reference_size
     tables = _reference_tables(rng, original, synthetic, secret, rows[0], match_size)
     guess = _Guesser(secret, known, schema, model_factory, n_jobs)
-    return _guesses(guess, original, tables, control, rows, attacks, non_member_baseline, tolerance)
+    refits = (check_positive_int("n_refits", n_refits, minimum=0, owner="attribute_inference"), rng)
+    return _guesses(guess, original, tables, control, rows, attacks, non_member_baseline, tolerance, refits)

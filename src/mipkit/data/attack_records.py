@@ -8,7 +8,7 @@ column order of a :class:`~mipkit.data.tables.TableSchema`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -122,6 +122,10 @@ class InferenceGuesses:
     control_rows, control_truth, control_guesses : ndarray or None
         The control targets, their secret values and the first attack's guesses for them (``None``
         without a control table).
+    refits : dict
+        ``{analysis: guesses}`` with ``guesses`` of shape ``(R, n_targets)``: the analysis refitted on ``R``
+        bootstrap resamples of the rows it learns from, keyed ``"attack/<name>"`` (synthetic rows) and
+        ``"baseline/<name>"`` (the original without the targets); empty when no refit was run.
     """
 
     secret: str
@@ -136,6 +140,7 @@ class InferenceGuesses:
     control_truth: np.ndarray | None = None
     control_guesses: np.ndarray | None = None
     tolerance_share: float | None = None
+    refits: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
 
     @property
     def primary(self) -> str:

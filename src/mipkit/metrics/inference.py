@@ -210,19 +210,34 @@ def anonymeter_risk(attack: Proportion, control: Proportion, confidence: float =
 
 
 def pi_bootstrap(
-    attack_correct: np.ndarray, baseline_correct: np.ndarray, *, n_bootstrap: int = 2000, random_state=0
+    attack_correct: np.ndarray,
+    baseline_correct: np.ndarray,
+    *,
+    n_bootstrap: int = 2000,
+    random_state=0,
+    refits: tuple[np.ndarray | None, np.ndarray | None] = (None, None),
 ) -> np.ndarray:
-    """Paired bootstrap replicates of ``PI = (P_atk - P_base) / (1 - P_base)`` over the targets.
+    """Paired bootstrap replicates of ``PI = (P_atk - P_base) / (1 - P_base)`` over the targets and the fits.
 
-    The targets are a random sample of the original's records; each replicate resamples them with
-    replacement and recomputes both precisions on the same resampled targets (the pairing keeps the
-    attack's and the baseline's shared difficulty). Replicates with ``P_base = 1`` are NaN.
+    Each replicate resamples the targets with replacement and recomputes both precisions on the same
+    resampled targets (the pairing keeps the attack's and the baseline's shared difficulty). ``refits``:
+    for the attack and the baseline, which targets each refit on a bootstrap resample of its reference rows
+    gets right (shape ``(R, n)``, or None); each replicate then adds to each side's per-target correctness
+    the deviation of one refit, drawn at random, from the refits' mean, so that the interval holds the
+    variability of the fitted analyses around the fit measured (``docs/theory.md`` section 4). Replicates
+    with ``P_base = 1`` are NaN.
     """
-    a = np.asarray(attack_correct, bool)
-    b = np.asarray(baseline_correct, bool)
     rng = check_random_state(random_state)
+    a = np.asarray(attack_correct, bool)
     idx = rng.integers(0, a.size, size=(n_bootstrap, a.size))
-    pa, pb = a[idx].mean(axis=1), b[idx].mean(axis=1)
+    p = []
+    for c, r in zip((a, np.asarray(baseline_correct, bool)), refits, strict=True):
+        pc = c[idx].mean(axis=1)
+        if r is not None:
+            dev = np.asarray(r, float) - np.asarray(r, float).mean(axis=0)
+            pc = pc + dev[rng.integers(0, len(dev), size=(n_bootstrap, 1)), idx].mean(axis=1)
+        p.append(pc)
+    pa, pb = p
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(pb < 1.0, (pa - pb) / (1.0 - pb), np.nan)
 
@@ -429,8 +444,18 @@ def measure_inference(
     missing = [b for b in pairs.values() if b not in base_correct]
     if missing:
         raise MipkitValueError(f"No baseline to pair with: {missing}. Baselines: {list(base_correct)}.")
+    refit_ok = {
+        k: np.vstack([right(k.split("/")[1], row, guesses.truth) for row in g])
+        for k, g in getattr(guesses, "refits", {}).items()
+    }
     reps = {
-        a: pi_bootstrap(atk_correct[a], base_correct[b], n_bootstrap=n_bootstrap, random_state=rng)
+        a: pi_bootstrap(
+            atk_correct[a],
+            base_correct[b],
+            n_bootstrap=n_bootstrap,
+            random_state=rng,
+            refits=(refit_ok.get(f"attack/{a}"), refit_ok.get(f"baseline/{b}")),
+        )  # fmt: skip
         for a, b in pairs.items()
     }
     pis = {a: precision_improvement(atk_pc[a].precision, base_pc[b].precision) for a, b in pairs.items()}

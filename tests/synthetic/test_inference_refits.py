@@ -1,0 +1,82 @@
+"""The precision-improvement interval holds the variability of the fitted analyses, not only the targets'.
+
+Null: the "synthetic" table is a fresh sample of the original's population, so nothing about the original's
+records is inferred and an interval at 95% should exclude 0 in about 5% of releases. The secret is a small
+integer whose mean lies at the edge of the tolerance around the most common value, and the known columns say
+nothing about it: the ridge model predicts about the mean for everyone, and whether that prediction is
+within the tolerance of the common value flips with the fit's intercept, for every target at once. Holding
+the two fits fixed (the targets-only bootstrap, ``n_refits=0``) reads that flip as a leak.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from mipkit._validation import MipkitValueError
+from mipkit.attacks.inference import attribute_inference_guesses
+from mipkit.data.tables import check_tables
+from mipkit.metrics.inference import measure_inference, pi_bootstrap
+
+
+def _table(rng: np.random.Generator, n: int) -> pd.DataFrame:
+    x = rng.normal(size=(n, 2))
+    y = rng.choice(5, size=n, p=[0.1, 0.2, 0.25, 0.3, 0.15]).astype(float)  # mean 2.2, tolerance 0.2
+    return pd.DataFrame({"a": x[:, 0], "b": x[:, 1], "y": y})
+
+
+def _excludes_zero(orig, syn, seed: int, n_refits: int, attack: str = "model") -> bool:
+    schema = check_tables(orig, {"synthetic": syn})
+    g = attribute_inference_guesses(
+        orig, syn, secret="y", schema=schema, attacks=(attack,), n_attacks=100, n_refits=n_refits,
+        random_state=seed,
+    )  # fmt: skip
+    lo, hi = measure_inference(g, random_state=seed, n_bootstrap=500).pi_interval(attack, 0.95)
+    return lo > 0 or hi < 0
+
+
+def test_null_interval_excludes_zero_at_its_level_only_with_refits():
+    old, new = 0, 0
+    splits = 20
+    for s in range(splits):
+        rng = np.random.default_rng(s)
+        orig, syn = _table(rng, 300), _table(rng, 300)
+        old += _excludes_zero(orig, syn, s, n_refits=0)
+        new += _excludes_zero(orig, syn, s, n_refits=20)
+    assert old >= 6  # the targets-only interval: a false alarm in about half the null releases
+    assert new <= 2  # with the fits' variability: about the 5% the level allows
+
+
+def test_copied_rows_are_still_found_with_refits():
+    # the attack that breaks privacy: 30% of the synthetic rows are verbatim training rows
+    rng = np.random.default_rng(0)
+    orig, syn = _table(rng, 600), _table(rng, 600)
+    copied = rng.choice(600, 180, replace=False)
+    syn.iloc[rng.choice(600, 180, replace=False)] = orig.iloc[copied].to_numpy()
+    schema = check_tables(orig, {"synthetic": syn})
+    g = attribute_inference_guesses(orig, syn, secret="y", schema=schema, n_attacks=100, random_state=0)
+    r = measure_inference(g, random_state=0)
+    assert set(g.refits) == {"attack/model", "baseline/model"}  # the nearest neighbour is not refitted
+    assert g.refits["attack/model"].shape == (20, 100)
+    assert r.primary == "nearest"
+    assert r.pi_of("nearest") > 0.1
+    assert r.pi_interval("nearest", 0.99)[0] > 0
+
+
+def test_refits_widen_the_interval_by_their_spread():
+    a = np.r_[np.ones(50, bool), np.zeros(50, bool)]
+    fixed = pi_bootstrap(a, a, n_bootstrap=4000, random_state=0)
+    # the attack's refits get either every one of the first 50 targets right or none of them
+    flips = np.vstack([a if r % 2 else np.zeros(100, bool) for r in range(20)])
+    wide = pi_bootstrap(a, a, n_bootstrap=4000, random_state=0, refits=(flips, None))
+    assert np.nanstd(wide) > 2 * np.nanstd(fixed)
+    assert np.nanmean(wide) == pytest.approx(np.nanmean(fixed), abs=0.03)  # centred on the fits measured
+
+
+def test_n_refits_must_be_a_non_negative_integer():
+    rng = np.random.default_rng(0)
+    orig = _table(rng, 50)
+    schema = check_tables(orig, {"synthetic": orig})
+    with pytest.raises(MipkitValueError, match="n_refits"):
+        attribute_inference_guesses(orig, orig, secret="y", schema=schema, n_refits=-1)
