@@ -408,6 +408,18 @@ def _control_risk(attack_ok: np.ndarray, control_ok: np.ndarray, confidence: flo
     }
 
 
+def _per_target(rows: np.ndarray, atk_correct: dict, atk_conf: dict, base_correct: dict) -> pd.DataFrame:
+    """One row per target: which attack and baseline guesses were right, and the attacks' confidence."""
+    return pd.DataFrame(
+        {
+            "row": rows,
+            **{f"attack_{a}_correct": v for a, v in atk_correct.items()},
+            **{f"attack_{a}_confidence": v for a, v in atk_conf.items()},
+            **{f"baseline_{k}_correct": v for k, v in base_correct.items()},
+        }
+    )
+
+
 def measure_inference(
     guesses: InferenceGuesses,
     *,
@@ -469,14 +481,7 @@ def measure_inference(
     if guesses.control_guesses is not None:
         c_ok = right(first, guesses.control_guesses, guesses.control_truth)
         ctl = _control_risk(atk_correct[first], c_ok, confidence)
-    per_target = pd.DataFrame(
-        {
-            "row": guesses.rows,
-            **{f"attack_{a}_correct": v for a, v in atk_correct.items()},
-            **{f"attack_{a}_confidence": v for a, v in atk_conf.items()},
-            **{f"baseline_{k}_correct": v for k, v in base_correct.items()},
-        }
-    )
+    per_target = _per_target(guesses.rows, atk_correct, atk_conf, base_correct)
     return InferenceResult(
         secret=guesses.secret,
         known=tuple(guesses.known),
