@@ -9,6 +9,8 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -48,7 +50,10 @@ def test_documented_example_runs_and_prints_what_it_says(block, tmp_path, monkey
             print(*args, **kwargs)
         printed.append(buf.getvalue())
 
-    exec(compile(block, "<doc example>", "exec"), {"print": capture, "__name__": "__doc_example__"})
+    module = types.ModuleType("__doc_example__")  # a real module, so that a dataclass defined in it resolves
+    module.__dict__["print"] = capture
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    exec(compile(block, "<doc example>", "exec"), module.__dict__)
     expected = _expected_per_print(block)
     top_level = printed[-len(expected) :] if expected else []
     for want, got in zip(expected, top_level, strict=True):
