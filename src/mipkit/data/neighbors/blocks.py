@@ -26,6 +26,7 @@ __all__ = [
     "BlockMapper",
     "BlockPlan",
     "DEFAULT_BLOCK_ROWS",
+    "PAIR_BYTES",
     "WORKING_BYTES",
     "current_blocks",
     "in_blocks",
@@ -36,11 +37,13 @@ __all__ = [
 #: ``mapper(work, tables, specs) -> [work(*tables, *spec) for spec in specs]`` (in order).
 BlockMapper = Callable[[Callable[..., Any], Sequence[Any], Sequence[tuple]], list]
 DEFAULT_BLOCK_ROWS = 20_000
-#: The working arrays of a block task beyond its rows and their encodings: the screened search's float32
-#: proxy chunk (256 x 16,384) and its temporary, the category-mismatch counts of a row group (16 MB), their
-#: mask and the candidate pairs (:mod:`~mipkit.data.neighbors.screening`,
+#: The small working arrays of a block task (candidates, norms, one-column temporaries).
+WORKING_BYTES = 8 * 2**20
+#: Bytes per pair of the working block of 256 query rows x (at most 16,384) reference rows: the screened
+#: search's float32 proxies and their temporary, or the pruned search's mismatch counts, their mask and the
+#: candidate pairs with their exact distances (:mod:`~mipkit.data.neighbors.screening`,
 #: :mod:`~mipkit.data.neighbors.categorical_bound`).
-WORKING_BYTES = 96 * 2**20
+PAIR_BYTES = 40
 
 _CURRENT: ContextVar[BlockPlan | None] = ContextVar("mipkit_neighbour_blocks", default=None)
 
@@ -62,12 +65,13 @@ def _row_bytes(table: Any) -> int:
 
 
 def task_bytes(query: Any, reference: Any, n_query: int, n_reference: int, k: int) -> int:
-    """Bytes one block task holds at most (an estimate that the benchmark checks): its query and reference
-    rows with their encodings, its result (``k`` distances and indices per query row) and
-    :data:`WORKING_BYTES`."""
-    return int(
-        n_query * (_row_bytes(query) + 16 * (k + 3)) + n_reference * _row_bytes(reference) + WORKING_BYTES
-    )
+    """Bytes one block task holds at most (an estimate; ``benchmarks/ray_synthetic_scaling.py`` measures
+    one task beside it): its query and reference rows with their encodings, its result (``k`` distances
+    and indices per query row), the working block of 256 query rows x ``min(n_reference, 16384)``
+    reference rows at :data:`PAIR_BYTES` per pair, and :data:`WORKING_BYTES`."""
+    working = min(256, n_query) * min(n_reference, 16_384) * PAIR_BYTES
+    rows = n_query * (_row_bytes(query) + 16 * (k + 3)) + n_reference * _row_bytes(reference)
+    return int(rows + working + WORKING_BYTES)
 
 
 @dataclass
