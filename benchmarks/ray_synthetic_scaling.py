@@ -23,7 +23,8 @@ hold exact duplicates: ties), mixed distance on all 15 columns.
    1 GB/s link, measured ``ray.put`` time locally).
 
 Run: ``.venv/bin/python benchmarks/ray_synthetic_scaling.py`` (8,000 and 100,000 rows; an idle machine) or
-``--quick`` (a small run: 1,500 rows, saved as ``ray_synthetic_scaling_small.json``).
+``--quick`` (a small run: 1,500 rows, saved as ``ray_synthetic_scaling_small.json``); ``--tag T`` saves
+``ray_synthetic_scaling_<tag>.json``.
 """
 
 from __future__ import annotations
@@ -218,6 +219,7 @@ def main() -> None:
     ap.add_argument("--caps", choices=("none", "default"), default="none")
     ap.add_argument("--cores-per-node", type=int, default=16)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--tag", default=None, help="save as ray_synthetic_scaling_<tag>.json")
     args = ap.parse_args()
     if args.quick:
         args.equal_rows, args.search_rows, args.block_rows = "1500", 4000, 1000
@@ -232,7 +234,7 @@ def main() -> None:
     out["task_memory"] = task_memory(adult, args, rng)
     out["projection"] = projection(out["speed"], args)
     out["load_end"] = os.getloadavg()[0]
-    name = "ray_synthetic_scaling_small" if args.quick else "ray_synthetic_scaling"
+    name = "ray_synthetic_scaling" + (f"_{args.tag}" if args.tag else "_small" if args.quick else "")
     RESULTS.mkdir(parents=True, exist_ok=True)
     (RESULTS / f"{name}.json").write_text(json.dumps(out, indent=2) + "\n")
     print(f"saved benchmarks/results/{name}.json")
