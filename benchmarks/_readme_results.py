@@ -28,6 +28,8 @@ COMMANDS = {
     "nnaa_interval_coverage_n1000": f"{PY}nnaa_interval_coverage.py --n 1000 --reps 100 "
     "--out benchmarks/results/nnaa_interval_coverage_n1000.json",
     "ray_synthetic_scaling_small": f"MIPKIT_SHARED_DATA=../shared/data {PY}ray_synthetic_scaling.py --quick",
+    "ray_synthetic_scaling_8000": f"MIPKIT_SHARED_DATA=../shared/data {PY}ray_synthetic_scaling.py "
+    "--equal-rows 8000 --search-rows 8000 --block-rows 2000 --tag 8000",
     "singling_out_null_check": f"{PY}singling_linkability_vs_anonymeter.py --null-check",
     "soft_labels_digits": (
         f"{PY}soft_labels_digits.py --pilot; cp benchmarks/results/soft_labels_digits_pilot_fits.npz "
