@@ -57,7 +57,7 @@ def test_flags_become_the_config(trio, tmp_path, monkeypatch):
     [
         (["--backend", "spark"], "--backend must be one of"),
         (["--address", "10.0.0.5:6379"], "needs backend='ray'"),
-        (["--block-rows", "0"], "--block-rows"),
+        (["--block-rows", "0"], "--block-rows must be at least 1"),
         (["--max-nnaa-rows", "all"], "--max-nnaa-rows must be a whole number of rows or 'none'"),
         (["--max-dcr-rows", "0"], "--max-dcr-rows"),
     ],
