@@ -103,3 +103,31 @@ def test_null_interval_at_a_thousand_rows_excludes_zero_at_its_level():
         orig, syn = _table(rng, 1000, _EDGE), _table(rng, 1000, _EDGE)
         alarms += _excludes_zero(orig, syn, s, n_refits=20, n_attacks=900, n_bootstrap=2000)
     assert alarms <= 3
+
+
+@pytest.mark.parametrize("numeric", [True, False])
+def test_refits_fit_each_distinct_row_once_weighted_by_its_count(numeric, monkeypatch):
+    from sklearn.linear_model import LogisticRegression, Ridge
+
+    from mipkit.attacks.inference import model_guesses
+
+    rng = np.random.default_rng(3)
+    ref, tgt = _table(rng, 200), _table(rng, 50)
+    if not numeric:
+        ref["y"], tgt["y"] = ref["y"].map("c{:.0f}".format), tgt["y"].map("c{:.0f}".format)
+    schema = check_tables(ref, {"t": tgt})
+    resamples = rng.integers(0, 200, size=(3, 200))
+    cls = Ridge if numeric else LogisticRegression
+    rows_seen, fit = [], cls.fit
+    monkeypatch.setattr(cls, "fit", lambda m, X, y, **kw: rows_seen.append(X.shape[0]) or fit(m, X, y, **kw))
+    got, _ = model_guesses(
+        tgt, ref, secret="y", known=["a", "b"], schema=schema, numeric=numeric, resamples=resamples
+    )
+    assert rows_seen == [np.unique(d).size for d in resamples]  # each distinct row once
+    monkeypatch.setattr(cls, "fit", fit)
+    for d, row in zip(resamples, got, strict=True):  # the fits on the repeated rows guess the same
+        one, _ = model_guesses(tgt, ref.iloc[d], secret="y", known=["a", "b"], schema=schema, numeric=numeric)
+        if numeric:
+            np.testing.assert_allclose(row, one, rtol=1e-6, atol=1e-9)
+        else:
+            np.testing.assert_array_equal(row, one)
