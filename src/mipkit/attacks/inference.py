@@ -107,6 +107,10 @@ def model_guesses(
     y = y.astype(float) if numeric else np.array([str(v) for v in y], dtype=object)
     if resamples is None:
         return _fit_predict(X_ref, y, X_tgt, numeric, model_factory)
+    if _sparse_ok(model_factory(numeric)):  # the sparse features built once for every refit
+        from scipy import sparse
+
+        X_ref, X_tgt = sparse.csr_matrix(X_ref), sparse.csr_matrix(X_tgt)
     fits = [_fit_predict(X_ref, y, X_tgt, numeric, model_factory, rows=d) for d in resamples]
     return np.vstack([f[0] for f in fits]), np.vstack([f[1] for f in fits])
 
