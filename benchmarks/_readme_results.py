@@ -27,7 +27,7 @@ COMMANDS = {
     "nnaa_dcr_scale_cli_slower_machine": f"{PY}nnaa_dcr_scale.py --skip numeric,mixed,peer --cli-rows 100000",
     "nnaa_interval_coverage_n1000": f"{PY}nnaa_interval_coverage.py --n 1000 --reps 100 "
     "--out benchmarks/results/nnaa_interval_coverage_n1000.json",
-    "singling_out_null_check": f"{PY}singling_linkability_vs_anonymeter.py --null-check",
+    "singling_out_null_check": f"{PY}singling_linkability_vs_anonymeter.py --null-check --null-repeats 60",
     "soft_labels_digits": (
         f"{PY}soft_labels_digits.py --pilot; cp benchmarks/results/soft_labels_digits_pilot_fits.npz "
         f"benchmarks/results/soft_labels_digits_fits.npz; {PY}soft_labels_digits.py --model-seed 1 "
@@ -261,10 +261,17 @@ def singling(d: dict) -> str:
 
 
 def singling_null(d: dict) -> str:
-    return (
-        f"null intervals excluding 0: one size {d['equal_size']['share']:.1%}, extrapolated "
-        f"{d['extrapolated']['share']:.1%} ({d['repeats']} repeats)"
+    out = (
+        f"null intervals excluding 0: one size {d['equal_size']['share']:.1%}, training size "
+        f"{d['training_size']['share']:.1%} ({d['repeats']} repeats)"
     )
+    if "adult" in d:
+        a = d["adult"]
+        out += (
+            f"; Adult splits, training size {a['univariate/training_size']['excluding_0']}/{a['repeats']} "
+            f"univariate, {a['multivariate/training_size']['excluding_0']}/{a['repeats']} multivariate"
+        )
+    return out
 
 
 def soft_labels(d: dict) -> str:
