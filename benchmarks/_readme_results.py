@@ -30,7 +30,7 @@ COMMANDS = {
     "ray_synthetic_scaling_small": f"MIPKIT_SHARED_DATA=../shared/data {PY}ray_synthetic_scaling.py --quick",
     "ray_synthetic_scaling_8000": f"MIPKIT_SHARED_DATA=../shared/data {PY}ray_synthetic_scaling.py "
     "--equal-rows 8000 --search-rows 8000 --block-rows 2000 --tag 8000",
-    "singling_out_null_check": f"{PY}singling_linkability_vs_anonymeter.py --null-check",
+    "singling_out_null_check": f"{PY}singling_linkability_vs_anonymeter.py --null-check --null-repeats 60",
     "soft_labels_digits": (
         f"{PY}soft_labels_digits.py --pilot; cp benchmarks/results/soft_labels_digits_pilot_fits.npz "
         f"benchmarks/results/soft_labels_digits_fits.npz; {PY}soft_labels_digits.py --model-seed 1 "
@@ -264,10 +264,17 @@ def singling(d: dict) -> str:
 
 
 def singling_null(d: dict) -> str:
-    return (
-        f"null intervals excluding 0: one size {d['equal_size']['share']:.1%}, extrapolated "
-        f"{d['extrapolated']['share']:.1%} ({d['repeats']} repeats)"
+    out = (
+        f"null intervals excluding 0: one size {d['equal_size']['share']:.1%}, training size "
+        f"{d['training_size']['share']:.1%} ({d['repeats']} repeats)"
     )
+    if "adult" in d:
+        a = d["adult"]
+        out += (
+            f"; Adult splits, training size {a['univariate/training_size']['excluding_0']}/{a['repeats']} "
+            f"univariate, {a['multivariate/training_size']['excluding_0']}/{a['repeats']} multivariate"
+        )
+    return out
 
 
 def soft_labels(d: dict) -> str:

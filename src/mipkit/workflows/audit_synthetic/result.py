@@ -295,9 +295,10 @@ class AuditSyntheticResult:
                 add("singling_out", None, mode, "control_success_equal_size", eq["control_success"])
             if r["risk"] is not None:
                 add("singling_out", None, mode, "risk", r["risk"]["value"], r["risk"]["ci"])
-            if r.get("extrapolated"):
-                rk = r["extrapolated"]["risk"]
-                add("singling_out", None, mode, "risk_extrapolated", rk["value"], rk["ci"])
+            if r.get("training_size"):  # the risk's range over the bounds on the control's success there
+                rk = r["training_size"]["risk"]
+                add("singling_out", None, mode, "risk_training_size_lowest", rk["bounds"][0], rk["ci"])
+                add("singling_out", None, mode, "risk_training_size_highest", rk["bounds"][1], rk["ci"])
         lk = res.get("linkability")
         if lk is not None:
             name = f"nearest_{lk['n_neighbors']}"
