@@ -3,6 +3,13 @@
 ``X``, ``y`` and the query rows are put in Ray's object store once; each task is a Ray task with one CPU that
 runs the same fit function as the local backend; the driver waits on the results one at a time
 (``ray.wait``) and hands each to the caller - which commits it to the ledger - as soon as it arrives.
+
+Fault tolerance: a fit is a pure function of its inputs (no side effect, same output on every run), so Ray
+may run it again. A task whose worker process dies - killed, out of memory, its worker node lost - is
+resubmitted up to :data:`MAX_RETRIES` times (Ray's ``max_retries``; an exception raised by the fit itself is
+not retried). Each task's result reaches the caller once, from its one ``ObjectRef``, so a retried fit is
+committed once. Not survived: the loss of the head node, or of the node this driver is attached to (it holds
+the data put in the object store); the driver's own death is what the ledger's resume is for.
 """
 
 from __future__ import annotations
@@ -16,7 +23,10 @@ import numpy as np
 
 from mipkit._validation import MipkitValueError
 
-__all__ = ["import_ray", "ray_session", "run_ray"]
+__all__ = ["MAX_RETRIES", "import_ray", "ray_session", "run_ray"]
+
+MAX_RETRIES = 3
+"""Times Ray resubmits a fit whose worker process or node died (Ray's ``max_retries`` of the task)."""
 
 RAY_MISSING = "The Ray backend needs the 'distributed' extra: pip install mipkit[distributed]"
 
@@ -123,7 +133,7 @@ def run_ray(
     try:
         cluster_cpus = int(ray.cluster_resources().get("CPU", 1) or 1)
         limit = max_in_flight or max(4, 4 * cluster_cpus)
-        remote_fit = ray.remote(num_cpus=1)(fit_fn)
+        remote_fit = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(fit_fn)
         X_ref = ray.put(X)
         y_ref = ray.put(y)
         q_ref = None if query_X is None else ray.put(query_X)

@@ -1,0 +1,219 @@
+"""A Ray worker process SIGKILLed in the middle of an audit does not change its result, nor does a lost
+worker node: the engine's fits are retried by Ray (``MAX_RETRIES``), each committed once.
+
+Every test runs on one real cluster started with ``ray start`` (the module's ``ray_cluster`` fixture: a
+head node and two worker nodes of one CPU each). The driver runs with ``RAY_TASK_MAX_RETRIES=0`` - Ray's
+default retries turned off in its environment - so that only the engine's own ``max_retries`` can save a
+killed fit. Each fit sleeps (``SlowTrainer``) so that a fit is still running when the first result has
+arrived; the killer waits for that result, kills a worker process whose title says it runs the task, and
+records it: a test whose kill did not happen fails, it cannot pass vacuously.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import threading
+import time
+from contextlib import closing
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from engine_problem import problem
+from ray_cluster import Cluster, command_line
+from sklearn.datasets import make_classification
+
+from mipkit.data.io import Dataset
+from mipkit.engine import run_fits
+from mipkit.game.testing import SlowTrainer
+from mipkit.workflows.audit import AuditConfig, audit
+from mipkit.workflows.audit_fitted import AuditFittedConfig, FittedRelease, audit_fitted
+
+pytestmark = [pytest.mark.ray, pytest.mark.timeout(900)]
+
+DELAY = 0.5  # seconds per fit
+FIT_TASK = "fit_one"  # the engine's Ray task (mipkit.engine.workers.fit_one)
+# where a result says how and when it ran rather than what it found
+HOW_AND_WHEN = {"backend", "address", "n_jobs", "date", "created"}
+
+
+@pytest.fixture(autouse=True)
+def no_default_retries(monkeypatch):
+    """Ray's default ``max_retries`` off in the driver: a surviving fit is retried by the engine's own."""
+    monkeypatch.setenv("RAY_TASK_MAX_RETRIES", "0")
+
+
+class Killer:
+    """Once the first fit has arrived (``progress`` reports ``done >= 1``), SIGKILL one worker process of the
+    cluster that runs a task named ``task`` (from a thread); ``killed`` holds ``(pid, title)``."""
+
+    def __init__(self, cluster: Cluster, task: str = FIT_TASK, patience: float = 60.0) -> None:
+        self.cluster, self.task, self.patience = cluster, task, patience
+        self.first = threading.Event()
+        self.killed: list[tuple[int, str]] = []
+        self.thread = threading.Thread(target=self._kill, name="ray-worker-killer", daemon=True)
+
+    def progress(self, stage: str, done: int, total: int) -> None:
+        if done >= 1:
+            self.first.set()
+
+    def __enter__(self) -> Killer:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.first.set()
+        self.thread.join()
+
+    def _kill(self) -> None:
+        if not self.first.wait(self.patience):
+            return
+        deadline = time.monotonic() + self.patience
+        while time.monotonic() < deadline:
+            for node in [*self.cluster.workers, self.cluster.head]:
+                for pid in node.workers_running(self.task):
+                    title = command_line(pid)
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except ProcessLookupError:  # it finished and exited meanwhile: find another
+                        continue
+                    self.killed.append((pid, title))
+                    return
+            time.sleep(0.01)
+
+
+def _ledger_pids(run_dir: Path) -> dict[int, int]:
+    """Task index -> pid of the process that fitted it, for every fit committed to the run's ledger."""
+    uri = f"file:{run_dir / 'ledger.sqlite'}?mode=ro"
+    with closing(sqlite3.connect(uri, uri=True, timeout=5.0)) as conn:
+        rows = conn.execute("SELECT idx, meta FROM fits").fetchall()
+    return {int(idx): int(json.loads(meta)["pid"]) for idx, meta in rows}
+
+
+def _what(view):
+    """A result's ``to_dict`` without the fields that say how and when it ran (backend, address, date...)."""
+    if isinstance(view, dict):
+        return {k: _what(v) for k, v in view.items() if k not in HOW_AND_WHEN}
+    if isinstance(view, list):
+        return [_what(v) for v in view]
+    return view
+
+
+def _assert_killed_mid_run(killer: Killer, run_dir: Path, n_fits: int) -> None:
+    """A worker was killed while running a fit, and every fit is in the ledger once, none by that worker."""
+    assert killer.killed, "no Ray worker was running a fit after the first result: nothing was killed"
+    (pid, title), *_ = killer.killed
+    assert title.startswith(f"ray::{killer.task}")
+    fitted_by = _ledger_pids(run_dir)
+    assert sorted(fitted_by) == list(range(n_fits))  # each fit committed, and once (idx is the key)
+    assert pid not in fitted_by.values()  # the killed worker's fit was run again elsewhere
+
+
+# -- the model audit ------------------------------------------------------------------------------------
+
+
+def _records() -> Dataset:
+    X, y = make_classification(96, 5, n_informative=3, n_redundant=0, random_state=3)
+    return Dataset(X=X, y=y, feature_names=[f"x{i}" for i in range(5)], classes=np.array([0, 1]))
+
+
+def _audit_config(**engine) -> AuditConfig:
+    return AuditConfig(
+        model="mipkit.game.testing.SlowTrainer",
+        params={"delay": DELAY, "C": 10.0},
+        attacks=("loss", "lira"),
+        n_models=8,
+        n_targets=2,
+        seed=5,
+        n_boot=100,
+        **engine,
+    )
+
+
+def test_a_worker_killed_mid_audit_leaves_the_audit_unchanged(ray_cluster, tmp_path):
+    config = _audit_config(backend="ray", address=ray_cluster.address, n_jobs=1)
+    with Killer(ray_cluster) as killer:
+        killed = audit(_records(), config, run_dir=tmp_path / "ray", progress=killer.progress, report=False)
+    _assert_killed_mid_run(killer, tmp_path / "ray", 8)
+
+    local = audit(_records(), _audit_config(n_jobs=2), report=False)
+    assert _what(killed.to_dict()) == _what(local.to_dict())
+    pd.testing.assert_frame_equal(killed.to_frame(), local.to_frame(), check_exact=True)
+
+
+# -- the audit of a fitted model: its reference models ---------------------------------------------------
+
+
+def _release() -> FittedRelease:
+    X, y = make_classification(120, 5, n_informative=3, n_redundant=0, random_state=4)
+    table = pd.DataFrame(X, columns=list("abcde")).assign(target=y)
+    members, non_members = table.iloc[:60], table.iloc[60:]
+    model = SlowTrainer(delay=DELAY, C=10.0).fit(members[list("abcde")].to_numpy(), members["target"])
+    return FittedRelease(model, members, non_members)
+
+
+def _fitted_config(**engine) -> AuditFittedConfig:
+    return AuditFittedConfig(target="target", n_reference=6, attacks=("loss", "lira"), n_boot=100, **engine)
+
+
+def test_a_worker_killed_mid_audit_fitted_leaves_the_audit_unchanged(ray_cluster, tmp_path):
+    config = _fitted_config(backend="ray", address=ray_cluster.address, n_jobs=1)
+    with Killer(ray_cluster) as killer:
+        killed = audit_fitted(_release(), config, run_dir=tmp_path / "ray", progress=killer.progress)
+    _assert_killed_mid_run(killer, tmp_path / "ray", 6)
+
+    local = audit_fitted(_release(), _fitted_config(n_jobs=2))
+    assert _what(killed.to_dict()) == _what(local.to_dict())
+    pd.testing.assert_frame_equal(killed.to_frame(), local.to_frame(), check_exact=True)
+
+
+# -- a lost worker node (last: it leaves the cluster a node short) ----------------------------------------
+
+
+def test_a_lost_worker_node_leaves_the_fits_unchanged(ray_cluster):
+    """The worker node the driver is not attached to is killed whole (raylet, workers, object store) after
+    the first fit: its running fits are retried on the other nodes once the cluster marks it dead."""
+    from mipkit.engine.ray_backend import ray_session
+
+    trainer, X, y, tasks = problem(delay=DELAY)
+    expected = run_fits(trainer, X, y, tasks, n_jobs=2)
+    lost: list[int] = []
+    first = threading.Event()
+
+    with ray_session(n_cpus=1, address=ray_cluster.address) as ray:
+        ports = {n["NodeID"]: n["NodeManagerPort"] for n in ray.nodes()}
+        here = ports[ray.get_runtime_context().get_node_id()]
+        victim = next(
+            node
+            for node in ray_cluster.workers
+            if not any(f"--node_manager_port={here} " in command_line(p) + " " for p in node.raylets())
+        )
+
+        def kill_node() -> None:
+            first.wait(60)
+            deadline = time.monotonic() + 60
+            while out is None and time.monotonic() < deadline:
+                if victim.workers_running(FIT_TASK):
+                    lost.append(victim.pgid)
+                    victim.kill()
+                    return
+                time.sleep(0.01)
+
+        out = None
+        thread = threading.Thread(target=kill_node, daemon=True)
+        thread.start()
+        try:
+            out = run_fits(
+                trainer, X, y, tasks, backend="ray", progress=lambda s, done, t: done and first.set()
+            )
+        finally:
+            first.set()
+            thread.join()
+        alive = sum(node["Alive"] for node in ray.nodes())
+    assert lost, "the worker node ran no fit after the first result: it was not killed mid-run"
+    assert alive == 2  # the cluster lost the node
+    np.testing.assert_array_equal(out, expected)
