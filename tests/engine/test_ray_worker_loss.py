@@ -23,12 +23,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from engine_problem import problem
+from engine_problem import open_ledger, problem
 from ray_cluster import Cluster, command_line
 from sklearn.datasets import make_classification
 
+from mipkit._validation import MipkitValueError
 from mipkit.data.io import Dataset
-from mipkit.engine import run_fits
+from mipkit.engine import ray_backend, run_fits
 from mipkit.game.testing import SlowTrainer
 from mipkit.workflows.audit import AuditConfig, audit
 from mipkit.workflows.audit_fitted import AuditFittedConfig, FittedRelease, audit_fitted
@@ -171,20 +172,41 @@ def test_a_worker_killed_mid_audit_fitted_leaves_the_audit_unchanged(ray_cluster
     pd.testing.assert_frame_equal(killed.to_frame(), local.to_frame(), check_exact=True)
 
 
+# -- the engine: retries used up; a lost worker node -----------------------------------------------------
+
+
+def test_a_fit_lost_beyond_its_retries_is_a_clear_error_and_the_ledger_keeps_the_rest(ray_cluster, tmp_path):
+    trainer, X, y, tasks = problem(delay=DELAY)
+    session = ray_backend.ray_session(n_cpus=1, address=ray_cluster.address)
+    with session, open_ledger(tmp_path, trainer, X, y, tasks) as ledger:
+        with pytest.MonkeyPatch.context() as patch, Killer(ray_cluster) as killer:
+            patch.setattr(ray_backend, "MAX_RETRIES", 0)
+            with pytest.raises(MipkitValueError, match="its 0 retries were lost"):
+                run_fits(trainer, X, y, tasks, ledger=ledger, backend="ray", progress=killer.progress)
+        assert killer.killed
+        kept = {r["idx"]: r["meta"]["pid"] for r in ledger.records()}
+        assert 1 <= len(kept) < len(tasks)  # the fits that arrived before the loss are committed
+        assert killer.killed[0][0] not in kept.values()
+
+        resumed = run_fits(trainer, X, y, tasks, ledger=ledger, backend="ray")
+        again = {r["idx"]: r["meta"]["pid"] for r in ledger.records()}
+    assert sorted(again) == list(range(len(tasks)))
+    assert {i: again[i] for i in kept} == kept  # the kept fits were read back, not fitted again
+    np.testing.assert_array_equal(resumed, run_fits(trainer, X, y, tasks, n_jobs=2))
+
+
 # -- a lost worker node (last: it leaves the cluster a node short) ----------------------------------------
 
 
 def test_a_lost_worker_node_leaves_the_fits_unchanged(ray_cluster):
     """The worker node the driver is not attached to is killed whole (raylet, workers, object store) after
     the first fit: its running fits are retried on the other nodes once the cluster marks it dead."""
-    from mipkit.engine.ray_backend import ray_session
-
     trainer, X, y, tasks = problem(delay=DELAY)
     expected = run_fits(trainer, X, y, tasks, n_jobs=2)
     lost: list[int] = []
     first = threading.Event()
 
-    with ray_session(n_cpus=1, address=ray_cluster.address) as ray:
+    with ray_backend.ray_session(n_cpus=1, address=ray_cluster.address) as ray:
         ports = {n["NodeID"]: n["NodeManagerPort"] for n in ray.nodes()}
         here = ports[ray.get_runtime_context().get_node_id()]
         victim = next(

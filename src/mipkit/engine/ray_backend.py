@@ -145,15 +145,32 @@ def run_ray(
                 pending.append(remote_fit.remote(trainer, X_ref, y_ref, q_ref, task, n_classes))
             ready, pending = ray.wait(pending, num_returns=1)
             for ref in ready:
-                try:
-                    index, proba, meta = ray.get(ref)
-                except ray.exceptions.RayTaskError as exc:
-                    cause = getattr(exc, "cause", None)
-                    if isinstance(cause, MipkitValueError):
-                        raise MipkitValueError(str(cause.args[0]) if cause.args else str(cause)) from None
-                    raise
+                index, proba, meta = _result(ray, ref)
                 on_result(index, np.asarray(proba), meta)
     except BaseException:
         for ref in pending:
             ray.cancel(ref)
         raise
+
+
+def _result(ray: Any, ref: Any) -> tuple[int, np.ndarray, dict]:
+    """One task's ``(index, proba, meta)``; a fit's own :class:`MipkitValueError`, or a fit lost more often
+    than :data:`MAX_RETRIES` allows (its worker or node died each time), as a :class:`MipkitValueError`."""
+    lost = tuple(
+        getattr(ray.exceptions, name)
+        for name in ("WorkerCrashedError", "NodeDiedError", "ObjectLostError")
+        if hasattr(ray.exceptions, name)
+    )
+    try:
+        return ray.get(ref)
+    except ray.exceptions.RayTaskError as exc:
+        cause = getattr(exc, "cause", None)
+        if isinstance(cause, MipkitValueError):
+            raise MipkitValueError(str(cause.args[0]) if cause.args else str(cause)) from None
+        raise
+    except lost as exc:
+        raise MipkitValueError(
+            f"A fit on the Ray cluster was lost ({type(exc).__name__}: its worker process or node died) and "
+            f"its {MAX_RETRIES} retries were lost too; check the cluster's nodes. With a run folder the fits "
+            "finished so far are kept: the same command resumes from them."
+        ) from None
