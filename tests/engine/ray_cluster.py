@@ -11,9 +11,9 @@ Ray and loopback: on Linux, ``ray start`` replaces a loopback ``--node-ip-addres
 ``--address``) with the machine's network address, and its GCS and raylets listen on every interface; only
 Ray's "no cluster" mode (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0``) keeps a node on ``127.0.0.1`` - and in that
 mode ``ray start --address`` refuses to add a worker node. A multi-node cluster on one machine therefore runs
-on the machine's address; the cluster's processes require Ray's authentication token (``RAY_AUTH_MODE=token``
-with the token of ``~/.ray/auth_token``, made by ``ray get-auth-token --generate`` when absent), which the
-driver of a test finds there too.
+on the machine's address; its processes require Ray's authentication token (``RAY_AUTH_MODE=token``, the
+token of ``~/.ray/auth_token``, made by ``ray get-auth-token --generate`` when absent), and the driver
+connects with ``RAY_AUTH_MODE=token`` too (the ``ray_cluster`` fixture of ``conftest.py`` sets it).
 
 Process finding reads ``/proc`` (Linux only; the fixture skips elsewhere).
 """
@@ -103,18 +103,20 @@ class Node:
 
     pgid: int
     temp_dir: Path
+    raylet: int | None = None  # the pid of its raylet, once it runs
 
-    def raylets(self) -> list[int]:
-        return [pid for pid in process_group(self.pgid) if "/raylet " in command_line(pid) + " "]
+    def find_raylet(self) -> int | None:
+        """The pid of the node's raylet (the parent of its worker processes), or None."""
+        found = [pid for pid in process_group(self.pgid) if "/raylet " in command_line(pid) + " "]
+        self.raylet = found[0] if found else None
+        return self.raylet
 
     def workers_running(self, task_name: str) -> list[int]:
         """Worker processes of this node executing a task named ``task_name`` now (title ``ray::name``)."""
-        return [
-            pid
-            for raylet in self.raylets()
-            for pid in descendants(raylet)
-            if command_line(pid).split(" ")[0] == f"ray::{task_name}"
-        ]
+        if self.raylet is None:
+            return []
+        title = f"ray::{task_name}"
+        return [pid for pid in descendants(self.raylet) if command_line(pid).split(" ")[0] == title]
 
     def kill(self) -> None:
         """SIGKILL the node's process group and whatever descends from it."""
@@ -247,7 +249,7 @@ def _wait_for_raylets(cluster: Cluster) -> None:
     """Wait until every node's raylet runs."""
     deadline = time.monotonic() + START_TIMEOUT
     while time.monotonic() < deadline:
-        if all(node.raylets() for node in [cluster.head, *cluster.workers]):
+        if all(node.raylet or node.find_raylet() for node in [cluster.head, *cluster.workers]):
             return
         time.sleep(0.2)
     raise RuntimeError(f"the raylets of the Ray cluster at {cluster.address} did not start")

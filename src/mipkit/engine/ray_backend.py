@@ -10,6 +10,11 @@ resubmitted up to :data:`MAX_RETRIES` times (Ray's ``max_retries``; an exception
 not retried). Each task's result reaches the caller once, from its one ``ObjectRef``, so a retried fit is
 committed once. Not survived: the loss of the head node, or of the node this driver is attached to (it holds
 the data put in the object store); the driver's own death is what the ledger's resume is for.
+
+A run that stops early (a failed fit, Ctrl-C) cancels its pending fits with ``force=True``: a running fit's
+worker process is ended, not interrupted - an interrupt (Ray raises ``KeyboardInterrupt`` in the task) that
+lands in the middle of a worker's first imports leaves half-imported modules in a worker that the next run
+of the same driver would reuse.
 """
 
 from __future__ import annotations
@@ -149,7 +154,7 @@ def run_ray(
                 on_result(index, np.asarray(proba), meta)
     except BaseException:
         for ref in pending:
-            ray.cancel(ref)
+            ray.cancel(ref, force=True)
         raise
 
 
