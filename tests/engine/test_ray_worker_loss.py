@@ -1,5 +1,6 @@
-"""A Ray worker process SIGKILLed in the middle of an audit does not change its result, nor does a lost
-worker node: the engine's fits are retried by Ray (``MAX_RETRIES``), each committed once.
+"""A Ray worker process SIGKILLed in the middle of an audit (``audit``, ``audit_fitted``, ``audit_synthetic``)
+does not change its result, nor does a lost worker node: the engine's fits and the neighbour-search blocks
+are retried by Ray (their ``max_retries``), each fit committed once.
 
 Every test runs on one real cluster started with ``ray start`` (the module's ``ray_cluster`` fixture: a
 head node and two worker nodes of one CPU each). The driver runs with ``RAY_TASK_MAX_RETRIES=0`` - Ray's
@@ -30,14 +31,18 @@ from sklearn.datasets import make_classification
 from mipkit._validation import MipkitValueError
 from mipkit.data.io import Dataset
 from mipkit.engine import ray_backend, run_fits
+from mipkit.engine.ray_blocks import RayBlockMapper
 from mipkit.game.testing import SlowTrainer
 from mipkit.workflows.audit import AuditConfig, audit
 from mipkit.workflows.audit_fitted import AuditFittedConfig, FittedRelease, audit_fitted
+from mipkit.workflows.audit_synthetic import AuditSyntheticConfig, SyntheticRelease, audit_synthetic
+from mipkit.workflows.audit_synthetic.scale import NOT_COMPARED
 
 pytestmark = [pytest.mark.ray, pytest.mark.timeout(900)]
 
 DELAY = 0.5  # seconds per fit
 FIT_TASK = "fit_one"  # the engine's Ray task (mipkit.engine.workers.fit_one)
+BLOCK_TASK = "_run_block"  # a neighbour-search block (mipkit.engine.ray_blocks)
 # where a result says how and when it ran rather than what it found
 HOW_AND_WHEN = {"backend", "address", "n_jobs", "date", "created"}
 
@@ -169,6 +174,60 @@ def test_a_worker_killed_mid_audit_fitted_leaves_the_audit_unchanged(ray_cluster
 
     local = audit_fitted(_release(), _fitted_config(n_jobs=2))
     assert _what(killed.to_dict()) == _what(local.to_dict())
+    pd.testing.assert_frame_equal(killed.to_frame(), local.to_frame(), check_exact=True)
+
+
+# -- the audit of a synthetic table: its neighbour-search blocks -----------------------------------------
+
+SYN_ROWS = 600  # 600 training records, block_rows 40: about 1,100 block tasks over the audit's searches
+
+
+def _synthetic_release() -> SyntheticRelease:
+    rng = np.random.default_rng(6)
+
+    def table(n: int) -> pd.DataFrame:
+        return pd.DataFrame(
+            {
+                "age": rng.integers(18, 80, n).astype(float),
+                "income": rng.normal(40, 10, n).round(1),
+                "sex": rng.choice(["F", "M"], n),
+                "city": rng.choice(["a", "b", "c", "d"], n),
+            }
+        )
+
+    original = table(SYN_ROWS)
+    synthetic = pd.concat([original.sample(SYN_ROWS // 4, random_state=1), table(SYN_ROWS // 2)])
+    return SyntheticRelease(original, synthetic.reset_index(drop=True), control=table(SYN_ROWS // 2))
+
+
+def _synthetic_config(**engine) -> AuditSyntheticConfig:
+    return AuditSyntheticConfig(checks=("nnaa", "dcr"), n_bootstrap=50, random_state=2, n_jobs=1, **engine)
+
+
+def test_a_worker_killed_mid_audit_synthetic_leaves_the_audit_unchanged(ray_cluster, monkeypatch):
+    """The neighbour searches' block tasks (``ray::_run_block``): one worker killed after the first
+    search's blocks have arrived (signalled from the driver's block mapper)."""
+    killer = Killer(ray_cluster, task=BLOCK_TASK)
+    search = RayBlockMapper.__call__
+
+    def search_then_signal(self, work, tables, specs):
+        out = search(self, work, tables, specs)
+        killer.first.set()
+        return out
+
+    monkeypatch.setattr(RayBlockMapper, "__call__", search_then_signal)
+    config = _synthetic_config(backend="ray", address=ray_cluster.address, block_rows=40)
+    with killer:
+        killed = audit_synthetic(_synthetic_release(), config)
+    assert killer.killed, "no Ray worker was running a block after the first blocks arrived"
+    assert killer.killed[0][1].startswith(f"ray::{BLOCK_TASK}")
+    assert killed.backend["name"] == "ray" and killed.backend["blocks"] > 100
+
+    local = audit_synthetic(_synthetic_release(), _synthetic_config())
+    on_ray, here = killed.to_dict(), local.to_dict()
+    for name in NOT_COMPARED:  # where and how long, not what was measured
+        on_ray.pop(name), here.pop(name)
+    assert on_ray == here
     pd.testing.assert_frame_equal(killed.to_frame(), local.to_frame(), check_exact=True)
 
 
