@@ -19,12 +19,9 @@ from typing import Any
 
 from mipkit._validation import MipkitValueError
 from mipkit.data.neighbors.blocks import DEFAULT_BLOCK_ROWS, BlockPlan
-from mipkit.engine.ray_backend import import_ray, ray_session
+from mipkit.engine.ray_backend import MAX_RETRIES, import_ray, ray_session
 
 __all__ = ["MAX_RETRIES", "RayBlockMapper", "ray_blocks"]
-
-#: Times Ray runs a block task again after its worker died.
-MAX_RETRIES = 3
 
 
 def _run_block(work: Callable[..., Any], *args: Any) -> Any:
@@ -74,7 +71,7 @@ class RayBlockMapper:
             raise
         except BaseException:
             for ref in pending:
-                ray.cancel(ref)
+                ray.cancel(ref, force=True)  # end the workers: never interrupt one mid-import
             raise
 
     def release(self) -> None:
