@@ -159,15 +159,22 @@ def run_ray(
 
 
 def _result(ray: Any, ref: Any) -> tuple[int, np.ndarray, dict]:
-    """One task's ``(index, proba, meta)``; a fit's own :class:`MipkitValueError`, or a fit lost more often
-    than :data:`MAX_RETRIES` allows (its worker or node died each time), as a :class:`MipkitValueError`."""
+    """One fit's ``(index, proba, meta)`` (:func:`ray_get`)."""
+    return ray_get(ray, ref, what="A fit", after="With a run folder the fits finished so far are kept: the "
+                   "same command resumes from them.")  # fmt: skip
+
+
+def ray_get(ray: Any, refs: Any, *, what: str, after: str = "") -> Any:
+    """``ray.get(refs)``, with a task's own :class:`MipkitValueError` raised as itself and a task lost more
+    often than :data:`MAX_RETRIES` allows (its worker or node died each time) as one
+    :class:`MipkitValueError` naming ``what`` was lost, followed by ``after``."""
     lost = tuple(
         getattr(ray.exceptions, name)
         for name in ("WorkerCrashedError", "NodeDiedError", "ObjectLostError")
         if hasattr(ray.exceptions, name)
     )
     try:
-        return ray.get(ref)
+        return ray.get(refs)
     except ray.exceptions.RayTaskError as exc:
         cause = getattr(exc, "cause", None)
         if isinstance(cause, MipkitValueError):
@@ -175,7 +182,6 @@ def _result(ray: Any, ref: Any) -> tuple[int, np.ndarray, dict]:
         raise
     except lost as exc:
         raise MipkitValueError(
-            f"A fit on the Ray cluster was lost ({type(exc).__name__}: its worker process or node died) and "
-            f"its {MAX_RETRIES} retries were lost too; check the cluster's nodes. With a run folder the fits "
-            "finished so far are kept: the same command resumes from them."
+            f"{what} on the Ray cluster was lost ({type(exc).__name__}: its worker process or node died) and "
+            f"its {MAX_RETRIES} retries were lost too; check the cluster's nodes. {after}".rstrip()
         ) from None
