@@ -122,11 +122,12 @@ def _parse_linkability(text: str | None) -> list[tuple[str, ...]] | None:
     return parts
 
 
-def _check_limits(seed: int, n_jobs: int, **sizes: int | None) -> None:
-    """The seed, the threads and the size flags within the command line's limits
-    (:func:`mipkit.cli.options.check_count`)."""
+def _check_limits(seed: int, n_jobs: int, n_refits: int, **sizes: int | None) -> None:
+    """The seed, the threads, the refits and the size flags within the command line's limits
+    (:func:`mipkit.cli.options.check_count`; ``n_refits >= 0`` is the config's rule)."""
     from mipkit.cli.options import check_count, check_n_jobs, check_seed
 
+    check_count("--n-refits", n_refits, kind="fits", minimum=None)
     for name, value in sizes.items():
         check_count("--" + name.replace("_", "-"), value, kind="rows")
     check_seed(seed)
@@ -237,7 +238,7 @@ def register(app: typer.Typer) -> None:
         from mipkit.workflows.audit_synthetic import AuditSyntheticConfig, audit_synthetic
 
         cert = _certificate(certificate)  # a bad file fails before anything is run or written
-        _check_limits(seed, n_jobs, n_attacks=n_attacks, max_nnaa_rows=max_nnaa_rows,
+        _check_limits(seed, n_jobs, n_refits, n_attacks=n_attacks, max_nnaa_rows=max_nnaa_rows,
                       max_dcr_rows=max_dcr_rows, singling_out=singling_out,
                       singling_out_cols=singling_out_cols,
                       linkability_neighbors=linkability_neighbors)  # fmt: skip
