@@ -257,6 +257,8 @@ def rmia(d: dict) -> str:
 
 def singling(d: dict) -> str:
     s = d["summary"]
+    if "ratio_total" not in s:  # anonymeter's figures from an earlier run: its risks, no time ratio
+        return f"mipkit {s['mipkit_total_s']:.1f} s; anonymeter's risks from {s['anonymeter_source']}"
     return (
         f"mipkit {s['mipkit_total_s']:.1f} s, anonymeter {s['anonymeter_total_s']:.1f} s "
         f"(x{s['ratio_total']:.1f})"
