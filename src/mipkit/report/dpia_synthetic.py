@@ -19,6 +19,7 @@ __all__ = ["audit_synthetic_paragraph", "domain_sentence", "synthesize_paragraph
 METHOD_NAMES = {
     "dpwgan-gp": "DP-WGAN-GP",
     "dpwgan-gp-scaled": "DP-WGAN-GP (centre-and-scale noise)",
+    "dpwgan-clip": "DP-WGAN with per-record clipping (DP-SGD critic)",
     "aim": "AIM",
     "mst": "MST",
     "ctgan": "CTGAN",

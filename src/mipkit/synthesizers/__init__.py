@@ -18,6 +18,7 @@ from mipkit._lazy import lazy_exports
 # them (module -> the names it exports).
 _MODULES: dict[str, str] = {
     "dpwgan": "DPWGANGP",
+    "dpwgan_clip": "DPWGANClip",
     "bounds": "CriticBounds critic_bounds",
     "preprocess": "TabularEncoder infer_domain",
     "certificate": "SynthesisCertificate certificate_curve certificate_from_dp certificate_from_record "
