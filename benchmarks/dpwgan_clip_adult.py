@@ -37,10 +37,16 @@ def run(epsilon: float, args, train, test, real_auc: float) -> dict:
 
     params = {"device": args.device, "n_threads": args.threads, **json.loads(args.params)}
     t = time.perf_counter()
+
+    def progress(stage: str, done: int, total: int) -> None:
+        if done % 500 == 0 or done == total:
+            print(f"  {stage}: {done}/{total}, {time.perf_counter() - t:.0f} s", flush=True)
+
     res = synthesize(
         PrivateTable(train, infer_domain(train)),
         SynthesizeConfig(method="dpwgan-clip", epsilon=epsilon, delta=args.delta, rows=len(train),
                          random_state=args.seed, params=params),
+        progress=progress,
     )  # fmt: skip
     seconds = time.perf_counter() - t
     cert = res.certificate

@@ -14,7 +14,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from mipkit.synthesizers.clip_ghost import clipped_sum  # noqa: E402
-from mipkit.synthesizers.clip_step import critic_net, clipped_sum_vmap  # noqa: E402
+from mipkit.synthesizers.clip_step import clipped_sum_vmap, critic_net  # noqa: E402
 from mipkit.synthesizers.dpwgan_clip import DPWGANClip  # noqa: E402
 
 pytestmark = pytest.mark.torch
@@ -105,7 +105,9 @@ def test_accounting_equals_the_accountant_and_meets_the_target():
     q, sigma = 20 / 200, m.noise_multiplier_
     assert (d["sample_rate"], d["noise_multiplier"], d["max_grad_norm"], d["steps"]) == (q, sigma, 1.0, 6)
     sens = math.sqrt(2)  # two categorical columns, one count each per record
-    record = Composed([GaussianMechanism(sigma=10.0 * sens, sensitivity=sens), SubsampledGaussian(sigma, q, 6)])
+    record = Composed(
+        [GaussianMechanism(sigma=10.0 * sens, sensitivity=sens), SubsampledGaussian(sigma, q, 6)]
+    )
     assert cert.mechanism == record.to_dict()
     eps = tradeoff_curve(record).epsilon_for_delta(1e-5)
     assert cert.epsilon["add_remove"] == pytest.approx(eps, rel=1e-9)
@@ -155,7 +157,17 @@ def test_synthesize_and_cli_end_to_end(tmp_path, capsys):
     data, dom, out = tmp_path / "d.csv", tmp_path / "dom.json", tmp_path / "out"
     _table().to_csv(data, index=False)
     dom.write_text(json.dumps(DOMAIN))
-    argv = ["synthesize", "--data", str(data), "--method", "dpwgan-clip", "--epsilon", "2", "--domain", str(dom)]
+    argv = [
+        "synthesize",
+        "--data",
+        str(data),
+        "--method",
+        "dpwgan-clip",
+        "--epsilon",
+        "2",
+        "--domain",
+        str(dom),
+    ]
     argv += ["--rows", "30", "--seed", "1", "--out", str(out), "--params", json.dumps(params), "--json"]
     assert main(argv) == 0
     summary = json.loads(capsys.readouterr().out)

@@ -85,8 +85,8 @@ class DPWGANGP:
     n_generator, n_critic : int, default=1000, 5
         Generator iterations and critic steps per generator iteration. The thesis runs 200,000 and the
         authors' HealthGAN code 100,000 generator iterations; on Adult (32,561 records) one iteration takes
-        about 0.7 s on one core (the bounds of five critic steps), so the sources' counts are 20-40 hours:
-        1,000 (about 12 minutes) is the default, and docs/synthesize.md gives the sources' counts.
+        about 0.45 s on 2 cores (the bounds of five critic steps), so the sources' counts take 12-25 hours:
+        1,000 (about 8 minutes) is the default, and docs/synthesize.md gives the sources' counts.
     sample_rate : float, default=0.1
         Poisson rate ``q`` (thesis: batch size ``N / 10``).
     gp_weight : float, default=10.0
