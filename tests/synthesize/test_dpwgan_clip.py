@@ -174,3 +174,11 @@ def test_synthesize_and_cli_end_to_end(tmp_path, capsys):
     assert summary["method"] == "dpwgan-clip" and summary["rows"] == 30
     assert json.loads((out / "certificate.json").read_text())["details"]["max_grad_norm"] == 1.0
     assert len(pd.read_csv(out / "synthetic.csv")) == 30
+
+
+def test_a_device_torch_cannot_use_is_one_line():
+    from mipkit import MipkitValueError
+
+    bad = "cuda:99" if torch.cuda.is_available() else "cuda"
+    with pytest.raises(MipkitValueError, match="'device' parameter of DPWGANClip"):
+        DPWGANClip(epsilon=2.0, domain=DOMAIN, device=bad, **TINY).fit(_table())

@@ -219,6 +219,12 @@ class DPWGANClip:
         torch = require_torch()
         from threadpoolctl import threadpool_limits
 
+        try:
+            torch.empty(0, device=self.device)
+        except (RuntimeError, AssertionError):
+            raise MipkitValueError(
+                f"The 'device' parameter of DPWGANClip: torch cannot use {self.device!r} here; use 'cpu'."
+            ) from None
         clock = time.perf_counter()
         self.encoder_ = TabularEncoder(domain=self.domain).fit(data)
         x_np = self.encoder_.transform(data)
