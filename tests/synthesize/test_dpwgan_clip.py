@@ -182,3 +182,22 @@ def test_a_device_torch_cannot_use_is_one_line():
     bad = "cuda:99" if torch.cuda.is_available() else "cuda"
     with pytest.raises(MipkitValueError, match="'device' parameter of DPWGANClip"):
         DPWGANClip(epsilon=2.0, domain=DOMAIN, device=bad, **TINY).fit(_table())
+
+
+@pytest.mark.parametrize(
+    ("bad", "needle"),
+    [
+        ({"epsilon": -1.0}, "'epsilon' parameter of DPWGANClip"),
+        ({"delta": 0.0}, "'delta' parameter of DPWGANClip"),
+        ({"steps": 0}, "'steps' parameter of DPWGANClip"),
+        ({"batch_size": 0}, "'batch_size' parameter of DPWGANClip"),
+        ({"max_grad_norm": 0.0}, "'max_grad_norm' parameter of DPWGANClip"),
+        ({"uniform_share": 2.0}, "'uniform_share' parameter of DPWGANClip"),
+        ({"noise_multiplier": -1.0}, "'noise_multiplier' parameter of DPWGANClip"),
+    ],
+)
+def test_a_bad_option_is_one_line(bad, needle):
+    from mipkit import MipkitValueError
+
+    with pytest.raises(MipkitValueError, match=needle):
+        DPWGANClip(**bad)

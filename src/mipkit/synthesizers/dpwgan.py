@@ -52,16 +52,18 @@ __all__ = ["DPWGANGP"]
 STAGE = "DP-WGAN-GP generator steps"
 
 
-def _check_budget(epsilon: float | None, delta: float, target: Any) -> tuple[float | None, float]:
-    """``(epsilon, delta)`` of DPWGANGP: epsilon (default 3) unless a risk ``target`` replaces it, delta in
+def _check_budget(
+    epsilon: float | None, delta: float, target: Any, owner: str = "DPWGANGP"
+) -> tuple[float | None, float]:
+    """``(epsilon, delta)`` of a DP-WGAN: epsilon (default 3) unless a risk ``target`` replaces it, delta in
     (0, 1)."""
     if target is None:
-        epsilon = check_positive("epsilon", 3.0 if epsilon is None else epsilon, owner="DPWGANGP")
+        epsilon = check_positive("epsilon", 3.0 if epsilon is None else epsilon, owner=owner)
     elif epsilon is not None:
-        raise MipkitValueError("Give either 'epsilon' or 'target' to DPWGANGP, not both.")
-    checked = check_delta(delta, owner="DPWGANGP")
+        raise MipkitValueError(f"Give either 'epsilon' or 'target' to {owner}, not both.")
+    checked = check_delta(delta, owner=owner)
     if checked <= 0.0:
-        raise MipkitValueError(f"The 'delta' parameter of DPWGANGP must be in (0, 1). Got {delta!r} instead.")
+        raise MipkitValueError(f"The 'delta' parameter of {owner} must be in (0, 1). Got {delta!r} instead.")
     return epsilon, checked
 
 

@@ -133,7 +133,7 @@ class DPWGANClip:
         progress: Progress | None = None,
     ) -> None:
         owner = "DPWGANClip"
-        self.epsilon, self.delta = _check_budget(epsilon, delta, target)
+        self.epsilon, self.delta = _check_budget(epsilon, delta, target, owner)
         self.target = target
         self.neighbours = check_choice("neighbours", neighbours, ("add_remove", "replace_one"), owner=owner)
         self.steps = check_positive_int("steps", steps, owner=owner)
