@@ -318,6 +318,14 @@ def dpwgan_configs(d: dict) -> str:
     )
 
 
+def dpwgan_clip(d: dict) -> str:
+    return "; ".join(
+        f"eps {r['epsilon']:g}: utility AUC {r['utility_auc']:.3f}, categories never generated "
+        f"{r['categories_never_generated']:.0%}, {r['seconds']:.0f} s"
+        for r in d["rows"]
+    )
+
+
 def wgan_nonprivate(d: dict) -> str:
     return "; ".join(
         f"{k}: utility AUC {v['utility_auc']:.2f}, categories never generated {v['mode_collapse_share']:.0%}"
@@ -411,6 +419,7 @@ HEADLINES: dict[str, Callable[[dict], str]] = {
     "certified_bounds_calibration": certified_bounds,
     "dp_lower_bounds_vs_peer": dp_lower_bounds,
     "dpsgd_adult": dpsgd,
+    "dpwgan_clip_adult": dpwgan_clip,
     "engine_throughput": engine,
     "fig1_mip_vs_dp": lambda d: (
         f"published / Theorem A noise at eta 0.05: {d['published_over_theorem_a_at_0.05']:.0f}x"

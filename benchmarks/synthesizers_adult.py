@@ -13,7 +13,8 @@ many rows, and measure
 * the certified bounds of the synthesizer's certificate beside them, with violations flagged;
 * wall time of fit + sample.
 
-Methods: ``dpwgan-gp``, ``dpwgan-gp-scaled`` (mipkit), ``aim``, ``mst`` (private-pgm's ``mbi``), ``ctgan``
+Methods: ``dpwgan-gp``, ``dpwgan-gp-scaled``, ``dpwgan-clip`` (mipkit; ``--device cuda`` trains
+``dpwgan-clip``'s networks on a GPU), ``aim``, ``mst`` (private-pgm's ``mbi``), ``ctgan``
 (non-private, once), and DP-CTGAN / PATE-CTGAN from ``smartnoise-synth`` when its own environment exists
 (``python3 -m venv benchmarks/envs/smartnoise && benchmarks/envs/smartnoise/bin/pip install
 smartnoise-synth==1.0.8 packaging``; it pins its own torch and pandas, so it cannot share mipkit's).
@@ -47,7 +48,7 @@ COLUMNS = [
     "age", "type_employer", "fnlwgt", "education", "education_num", "marital", "occupation",
     "relationship", "race", "sex", "capital_gain", "capital_loss", "hr_per_week", "country", "income",
 ]  # fmt: skip
-METHODS = ["dpwgan-gp", "dpwgan-gp-scaled", "aim", "mst", "ctgan", "dpctgan", "patectgan"]
+METHODS = ["dpwgan-gp", "dpwgan-gp-scaled", "dpwgan-clip", "aim", "mst", "ctgan", "dpctgan", "patectgan"]
 
 
 def load_adult() -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -72,6 +73,7 @@ ADULT = {
 OPTIONS = {
     "dpwgan-gp": ({}, {"n_generator": 40}),
     "dpwgan-gp-scaled": ({}, {"n_generator": 40}),
+    "dpwgan-clip": ({}, {"steps": 300}),
     "aim": ({"max_rounds": 64}, {"max_rounds": 8, "round_iters": 50, "iters": 300}),
     "mst": ({}, {"iters": 300}),
     "ctgan": ({"epochs": 100}, {"epochs": 5}),
@@ -154,6 +156,8 @@ def evaluate(ds: dict, method: str, epsilon: float | None, args, train, test, re
 
     full, quick = OPTIONS[method]
     opts = quick if args.quick else full
+    if method == "dpwgan-clip":
+        opts = {**opts, "device": args.device}
     row: dict = {"dataset": ds["name"], "method": method, "epsilon": epsilon, "delta": args.delta}
     if method in ("dpctgan", "patectgan"):
         if not SMARTNOISE_PY.exists():
@@ -286,6 +290,7 @@ def main(ds: dict = ADULT, argv: list[str] | None = None) -> None:
     ap.add_argument("--max-audit-rows", type=int, default=None)
     ap.add_argument("--rows", type=int, default=None, help="subsample the training table")
     ap.add_argument("--tag", default="")
+    ap.add_argument("--device", default="cpu", help="torch device of dpwgan-clip's networks: cpu or cuda")
     ap.add_argument(
         "--jobs", type=int, default=1,
         help="cells run side by side in this many processes (one run times every method under one load)",
@@ -337,7 +342,7 @@ def main(ds: dict = ADULT, argv: list[str] | None = None) -> None:
 
 # rough fit + sample seconds of each method on Adult at epsilon 3 (only to order the cells of a --jobs run)
 EXPECTED_SECONDS = {"dpctgan": 6300, "aim": 3600, "ctgan": 1000, "patectgan": 800, "dpwgan-gp-scaled": 250,
-                    "dpwgan-gp": 200, "mst": 25}  # fmt: skip
+                    "dpwgan-gp": 200, "dpwgan-clip": 200, "mst": 25}  # fmt: skip
 
 
 def _timed_cell(ds: dict, method: str, eps: float | None, args, train, test, real_auc: float) -> dict:

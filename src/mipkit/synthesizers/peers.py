@@ -5,6 +5,7 @@
 =====================  ==========================================================  =========================
 ``dpwgan-gp``          :class:`~mipkit.synthesizers.dpwgan.DPWGANGP`, spherical noise  ``torch`` extra
 ``dpwgan-gp-scaled``   the same with the centre-and-scale noise (Thm 3.1.2)          ``torch`` extra
+``dpwgan-clip``        :class:`~mipkit.synthesizers.dpwgan_clip.DPWGANClip`: DP-SGD critic  ``torch`` extra
 ``aim``, ``mst``       :mod:`mipkit.synthesizers.peers_mbi` (private-pgm's ``mbi``)   ``synth`` extra
 ``ctgan``              CTGAN (Xu et al. 2019) from ``ctgan``: NOT private            ``synth`` extra
 =====================  ==========================================================  =========================
@@ -34,7 +35,7 @@ from mipkit.synthesizers.preprocess import MISSING
 
 __all__ = ["METHODS", "RESUMABLE", "CTGANSynthesizer", "epsilon_for_target", "make_synthesizer"]
 
-METHODS: tuple[str, ...] = ("dpwgan-gp", "dpwgan-gp-scaled", "aim", "mst", "ctgan")
+METHODS: tuple[str, ...] = ("dpwgan-gp", "dpwgan-gp-scaled", "dpwgan-clip", "aim", "mst", "ctgan")
 #: The methods whose fit keeps a checkpoint and resumes after a kill (``checkpoint=`` option).
 RESUMABLE: tuple[str, ...] = ("dpwgan-gp", "dpwgan-gp-scaled", "aim")
 
@@ -170,6 +171,13 @@ def make_synthesizer(
         return DPWGANGP(
             epsilon=epsilon, delta=delta, target=target, noise_shape=shape, domain=domain,
             random_state=random_state, noise_seed=noise_seed, progress=progress, **options,
+        )  # fmt: skip
+    if method == "dpwgan-clip":
+        from mipkit.synthesizers.dpwgan_clip import DPWGANClip
+
+        return DPWGANClip(
+            epsilon=epsilon, delta=delta, target=target, domain=domain, random_state=random_state,
+            noise_seed=noise_seed, progress=progress, **options,
         )  # fmt: skip
     if method == "ctgan":
         return CTGANSynthesizer(random_state=random_state, progress=progress, **options)
