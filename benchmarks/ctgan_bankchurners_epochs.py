@@ -63,6 +63,12 @@ def evaluate(name: str, table: pd.DataFrame, test: pd.DataFrame, seed: int) -> d
     }  # fmt: skip
 
 
+def save(args, train, test, rows: list[dict]) -> None:
+    meta = {"train_rows": len(train), "test_rows": len(test), "seed": args.seed, "load": os.getloadavg()}
+    out = RESULTS / "ctgan_bankchurners_epochs.json"
+    out.write_text(json.dumps({"meta": meta, "rows": rows}, indent=1))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--epochs", nargs="+", type=int, default=[100, 300])
@@ -76,6 +82,7 @@ def main() -> None:
     shuffled[TARGET] = np.random.default_rng(args.seed).permutation(shuffled[TARGET].to_numpy())
     rows.append(evaluate("real train, target shuffled", shuffled, test, args.seed))
     rows[-1]["feature_auc_test"] = feature_aucs(test)
+    save(args, train, test, rows)
     for epochs in args.epochs:
         t = time.perf_counter()
         synth = CTGANSynthesizer(epochs=epochs, random_state=args.seed).fit(train)
@@ -85,14 +92,12 @@ def main() -> None:
             {"epochs": epochs, "steps": epochs * -(-len(train) // 500), "seconds": time.perf_counter() - t}
         )
         rows.append(row)
+        save(args, train, test, rows)  # each setting as it finishes: a killed run keeps what it measured
         print(
             json.dumps({k: row[k] for k in ("name", "utility_auc", "positive_rate", "feature_auc")}),
             flush=True,
         )
-    meta = {"train_rows": len(train), "test_rows": len(test), "seed": args.seed, "load": os.getloadavg()}
-    (RESULTS / "ctgan_bankchurners_epochs.json").write_text(
-        json.dumps({"meta": meta, "rows": rows}, indent=1)
-    )
+    save(args, train, test, rows)
     for r in rows:
         print(r["name"], r["utility_auc"], r["utility_auc_flipped"], r["feature_auc"])
 

@@ -27,6 +27,7 @@ import pandas as pd
 
 from mipkit._progress import report
 from mipkit._validation import MipkitValueError
+from mipkit.synthesizers.aim_marginals import model_marginals
 from mipkit.synthesizers.aim_plan import (
     candidates,
     check_rounds,
@@ -140,7 +141,7 @@ class AIMSynthesizer(_MarginalSynth):
         sigma, eps, last = next_round(self.rho_, state["used"], state["sigma"], state["eps"])
         state["used"] += round_cost(sigma, eps)
         cl = self._select(dom, model, cand, answers, sigma, eps, state["used"])
-        before = np.asarray(model.project(cl).datavector())
+        before = model_marginals(model, [cl])[cl]
         meas.append(self._measure(ds, cl, sigma))
         model = self._estimate(dom, meas, self.round_iters, warm=model)
         after = np.asarray(model.project(cl).datavector())
@@ -170,15 +171,9 @@ class AIMSynthesizer(_MarginalSynth):
             cl for cl in cand if cl in free or hypothetical_model_size(dom, [*model.cliques, cl]) <= limit
         ]
         bias = math.sqrt(2.0 / math.pi) * sigma
+        est = model_marginals(model, small)  # NumPy: no XLA program per candidate (aim_marginals)
         scores = np.array(
-            [
-                cand[cl]
-                * (
-                    np.abs(answers[cl] - np.asarray(model.project(cl).datavector())).sum()
-                    - bias * dom.size(cl)
-                )
-                for cl in small
-            ]
+            [cand[cl] * (np.abs(answers[cl] - est[cl]).sum() - bias * dom.size(cl)) for cl in small]
         )
         return small[_exp_mech(scores, eps, max(cand[c] for c in small), self.rng_)]
 
