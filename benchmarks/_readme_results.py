@@ -26,7 +26,13 @@ COMMANDS = {
     "aim_memory_maps_no_clearing": f"OMP_NUM_THREADS=1 {PY}aim_memory_maps.py --keep --rounds 3",
     "aim_round_iters": f"OMP_NUM_THREADS=1 {PY}aim_round_iters.py --round-iters 1000 100",
     "aim_round_iters_numpy_select": (
-        f"OMP_NUM_THREADS=1 {PY}aim_round_iters.py --round-iters 1000 --tag numpy_select"
+        f"OMP_NUM_THREADS=1 nice {PY}aim_round_iters.py --round-iters 1000 --tag numpy_select"
+    ),
+    "aim_round_iters_cpu_numpy": (
+        f"OMP_NUM_THREADS=1 {PY}aim_round_iters.py --round-iters 1000 --select numpy --tag cpu_numpy"
+    ),
+    "aim_round_iters_cpu_mbi": (
+        f"OMP_NUM_THREADS=1 {PY}aim_round_iters.py --round-iters 1000 --select mbi --tag cpu_mbi"
     ),
     "ctgan_bankchurners_epochs": f"OMP_NUM_THREADS=1 {PY}ctgan_bankchurners_epochs.py --epochs 100 300",
     "nnaa_dcr_scale_cli_slower_machine": f"{PY}nnaa_dcr_scale.py --skip numeric,mixed,peer --cli-rows 100000",
@@ -90,13 +96,16 @@ def aim_diagnostics(d: dict) -> str:
 
 
 def aim_round_iters(d: dict) -> str:
-    rows = "; ".join(
-        f"{r['round_iters']} refit iterations: {r['rounds']} rounds, {r['fit_seconds']:.0f} s "
-        f"({r['seconds'].get('compile', 0.0):.0f} s compiling), workload error {r['workload_error']:.4f}, "
-        f"utility AUC {r['utility_auc']:.3f}"
-        for r in d["rows"]
-    )
-    return rows
+    def one(r: dict) -> str:
+        select = f" ({r['select']} marginals)" if "select" in r else ""
+        cpu = f", {r['fit_cpu_seconds']:.0f} s CPU" if "fit_cpu_seconds" in r else ""
+        return (
+            f"{r['round_iters']} refit iterations{select}: {r['rounds']} rounds, "
+            f"{r['fit_seconds']:.0f} s{cpu} ({r['seconds'].get('compile', 0.0):.0f} s compiling), "
+            f"workload error {r['workload_error']:.4f}, utility AUC {r['utility_auc']:.3f}"
+        )
+
+    return "; ".join(one(r) for r in d["rows"])
 
 
 def ctgan_epochs(d: dict) -> str:
