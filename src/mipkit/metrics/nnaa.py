@@ -110,8 +110,8 @@ class AdversarialAccuracy:
     def neighbourhood_variance(self) -> float:
         """Variance of :attr:`value` from the covariances of neighbouring terms (NaN when not computed).
 
-        See :func:`mipkit.metrics.nnaa_intervals.neighbourhood_variance`: at 2,000 records per set, coverage of
-        one AA 95-96% at 95% on same-distribution tables (``docs/theory.md`` section 6)."""
+        See :func:`mipkit.metrics.nnaa_intervals.neighbourhood_variance`: at 2,000 records per set,
+        coverage of one AA 95-96% at 95% on same-distribution tables (``docs/theory.md`` section 6)."""
         if self.dependence_t is None or self.dependence_s is None:
             return float("nan")
         return neighbourhood_variance(
