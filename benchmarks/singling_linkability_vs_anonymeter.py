@@ -191,12 +191,12 @@ def null_check(repeats: int = 200, adult_repeats: int = 20, seed: int = 11) -> d
         print(f"{key}: {k}/{repeats} 95% intervals exclude 0 under the null", flush=True)
     t = time.perf_counter()
     adult = _adult_null(adult_repeats, seed)
+
     def cp(k: int) -> list:
         return list(clopper_pearson(k, adult_repeats))
 
     shares = {
-        key: {"excluding_0": k, "share": k / adult_repeats, "share_ci": cp(k)}
-        for key, k in adult.items()
+        key: {"excluding_0": k, "share": k / adult_repeats, "share_ci": cp(k)} for key, k in adult.items()
     }
     out["adult"] = {"repeats": adult_repeats, "seconds": time.perf_counter() - t, "sizes": [8000, 2000, 8000],
                     **shares}  # fmt: skip
