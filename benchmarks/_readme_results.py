@@ -62,6 +62,7 @@ COMMANDS = {
     "verdict_calibration_synthetic_headline_null": f"{_HEADLINE} headline_null {_SEE}",
     "verdict_calibration_synthetic_headline_power": f"{_HEADLINE} headline_power {_SEE}",
     "verdict_calibration_synthetic_headline_large": f"{_HEADLINE} headline_large {_SEE}",
+    "verdict_calibration_synthetic_headline_large_power": f"{_HEADLINE} headline_large_power {_SEE}",
     "verdict_calibration_synthetic_twins": f"{PY}verdict_calibration_synthetic.py --part twins --tag twins "
     "--twin-reps 1000",
 }
