@@ -50,6 +50,8 @@ FLAGS = flag_table(
 --non-member-baseline/--no-non-member-baseline  Run each inference attack on the original without the
                                                 targets (Francis & Wagner); without it only the
                                                 most-frequent value is a baseline.
+--n-refits                                      Refits of the model attack and its baseline on bootstrap
+                                                resamples, in the inference interval (0: targets only).
 --include-data-summary                          Also write the original's numeric minimum and range to
                                                 results.json (real values).
 --certificate                                   The synthesizer's certificate.json: certified bounds
@@ -205,6 +207,7 @@ def register(app: typer.Typer) -> None:
         checks: Annotated[str, FLAGS["--checks"]] = "nnaa,dcr,inference",
         attacks: Annotated[str, FLAGS["--attacks"]] = "nearest,model",
         non_member_baseline: Annotated[bool, FLAGS["--non-member-baseline/--no-non-member-baseline"]] = True,
+        n_refits: Annotated[int, FLAGS["--n-refits"]] = 20,
         include_data_summary: Annotated[bool, FLAGS["--include-data-summary"]] = False,
         certificate: Annotated[str | None, FLAGS["--certificate"]] = None,
         include_target_outcomes: Annotated[bool, FLAGS["--include-target-outcomes"]] = False,

@@ -222,21 +222,20 @@ def pi_bootstrap(
     Each replicate resamples the targets with replacement and recomputes both precisions on the same
     resampled targets (the pairing keeps the attack's and the baseline's shared difficulty). ``refits``:
     for the attack and the baseline, which targets each refit on a bootstrap resample of its reference rows
-    gets right (shape ``(R, n)``, or None); each replicate then adds to each side's per-target correctness
-    the deviation of one refit, drawn at random, from the refits' mean, so that the interval holds the
-    variability of the fitted analyses around the fit measured (``docs/theory.md`` section 4). Replicates
-    with ``P_base = 1`` are NaN.
+    gets right (shape ``(R, n)``, or None). A side with refits is scored in each replicate by one of its
+    refits, drawn at random and independently of the other side's, on the resampled targets: the two-level
+    bootstrap (reference rows, then targets), whose percentile interval holds the variability of the fitted
+    analyses (``docs/theory.md`` section 4): where a fit's guesses sit at a tolerance edge, the refits
+    that cross it move a replicate by their full effect. Replicates with ``P_base = 1`` are NaN.
     """
     rng = check_random_state(random_state)
     a = np.asarray(attack_correct, bool)
     idx = rng.integers(0, a.size, size=(n_bootstrap, a.size))
     p = []
     for c, r in zip((a, np.asarray(baseline_correct, bool)), refits, strict=True):
-        pc = c[idx].mean(axis=1)
-        if r is not None:
-            dev = np.asarray(r, float) - np.asarray(r, float).mean(axis=0)
-            pc = pc + dev[rng.integers(0, len(dev), size=(n_bootstrap, 1)), idx].mean(axis=1)
-        p.append(pc)
+        # with refits: one refit per replicate (row), its correctness read at the resampled targets
+        r_ok = c[idx] if r is None else np.asarray(r, bool)[rng.integers(0, len(r), (n_bootstrap, 1)), idx]
+        p.append(r_ok.mean(axis=1))
     pa, pb = p
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(pb < 1.0, (pa - pb) / (1.0 - pb), np.nan)

@@ -83,6 +83,12 @@ class AuditSyntheticConfig(VerbConfig):
     non_member_baseline : bool
         Run the attacks' analyses on the original without the targets (default); ``False`` keeps only the
         most-frequent-value baseline (anonymeter's amount of work).
+    n_refits : int
+        Refits of the model attack and of its baseline on bootstrap resamples of the rows they learn from,
+        >= 0 (default 20): the precision-improvement interval holds the fitted models' variability
+        (:func:`mipkit.metrics.inference.pi_bootstrap`, ``docs/theory.md`` section 4). ``0``: the
+        targets-only interval, which holds both fits fixed (too narrow where a fit's guesses sit at the
+        tolerance's edge; faster).
     nnaa_interval : {"neighbourhood", "jackknife", "record-bootstrap"}
         Interval of the NNAA terms and the privacy loss: the covariances of neighbouring terms (tight at
         1,000 records per set and more, short of 95% on small discrete tables), the delete-one jackknife
@@ -137,6 +143,7 @@ class AuditSyntheticConfig(VerbConfig):
     checks: Sequence[str] = CHECKS
     attacks: Sequence[str] = ATTACKS
     non_member_baseline: bool = True
+    n_refits: int = 20
     nnaa_interval: str = "jackknife"
     fail_above: float | None = None
     fail_metric: str = "headline"
@@ -201,12 +208,13 @@ class AuditSyntheticConfig(VerbConfig):
             )
 
     def _check_sizes(self) -> None:
-        """Counts >= 1 (caps may be None), a seed >= 0."""
+        """Counts >= 1 (caps may be None), refits and a seed >= 0."""
         set_ = object.__setattr__
         for name in ("n_attacks", "n_bootstrap", "singling_out_cols", "linkability_neighbors", "n_jobs"):
             set_(self, name, check_positive_int(name, getattr(self, name), owner=_OWNER))
         for name in ("max_nnaa_rows", "max_dcr_rows", "max_protection_rows", "singling_out"):
             set_(self, name, _optional_count(name, getattr(self, name)))
+        set_(self, "n_refits", check_positive_int("n_refits", self.n_refits, minimum=0, owner=_OWNER))
         if self.random_state is not None:
             set_(self, "random_state", check_positive_int("random_state", self.random_state, minimum=0,
                                                           owner=_OWNER))  # fmt: skip

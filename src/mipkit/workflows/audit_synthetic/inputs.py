@@ -75,6 +75,7 @@ def inputs_record(
         "tolerance": c.tolerance,
         "attacks": list(c.attacks),
         "non_member_baseline": c.non_member_baseline,
+        "n_refits": c.n_refits,
         "random_state": c.random_state,
         "exact_ties": ties,
         "checks": list(c.checks),

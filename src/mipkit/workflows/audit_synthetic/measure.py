@@ -137,7 +137,7 @@ def attribute_inference(
 
     :func:`mipkit.attacks.inference.attribute_inference_guesses` (which takes ``options``: ``known``,
     ``control``, ``n_attacks``, ``tolerance``, ``attacks``, ``model_factory``, ``random_state``, ``n_jobs``,
-    ``non_member_baseline``) followed by :func:`mipkit.metrics.inference.measure_inference` at
+    ``non_member_baseline``, ``n_refits``) followed by :func:`mipkit.metrics.inference.measure_inference` at
     ``confidence`` (precision, coverage, precision improvement at equal coverage, anonymeter's control-set
     risk; Francis & Wagner, ``docs/theory.md`` section 4).
     """
@@ -157,7 +157,7 @@ def inference_stage(
             data.original, data.synthetic, secret=secret, schema=schema, known=config.known,
             control=data.control, n_attacks=config.n_attacks, tolerance=config.tolerance,
             attacks=tuple(config.attacks), non_member_baseline=config.non_member_baseline,
-            confidence=config.confidence, random_state=seed, n_jobs=config.n_jobs,
+            n_refits=config.n_refits, confidence=config.confidence, random_state=seed, n_jobs=config.n_jobs,
         )  # fmt: skip
         adv.add(1)
     return out
