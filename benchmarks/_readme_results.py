@@ -27,7 +27,10 @@ COMMANDS = {
     "nnaa_dcr_scale_cli_slower_machine": f"{PY}nnaa_dcr_scale.py --skip numeric,mixed,peer --cli-rows 100000",
     "nnaa_interval_coverage_n1000": f"{PY}nnaa_interval_coverage.py --n 1000 --reps 100 "
     "--out benchmarks/results/nnaa_interval_coverage_n1000.json",
-    "singling_out_null_check": f"{PY}singling_linkability_vs_anonymeter.py --null-check",
+    "ray_synthetic_scaling_small": f"MIPKIT_SHARED_DATA=../shared/data {PY}ray_synthetic_scaling.py --quick",
+    "ray_synthetic_scaling_8000": f"MIPKIT_SHARED_DATA=../shared/data {PY}ray_synthetic_scaling.py "
+    "--equal-rows 8000 --search-rows 8000 --block-rows 2000 --tag 8000",
+    "singling_out_null_check": f"{PY}singling_linkability_vs_anonymeter.py --null-check --null-repeats 60",
     "soft_labels_digits": (
         f"{PY}soft_labels_digits.py --pilot; cp benchmarks/results/soft_labels_digits_pilot_fits.npz "
         f"benchmarks/results/soft_labels_digits_fits.npz; {PY}soft_labels_digits.py --model-seed 1 "
@@ -261,10 +264,17 @@ def singling(d: dict) -> str:
 
 
 def singling_null(d: dict) -> str:
-    return (
-        f"null intervals excluding 0: one size {d['equal_size']['share']:.1%}, extrapolated "
-        f"{d['extrapolated']['share']:.1%} ({d['repeats']} repeats)"
+    out = (
+        f"null intervals excluding 0: one size {d['equal_size']['share']:.1%}, training size "
+        f"{d['training_size']['share']:.1%} ({d['repeats']} repeats)"
     )
+    if "adult" in d:
+        a = d["adult"]
+        out += (
+            f"; Adult splits, training size {a['univariate/training_size']['excluding_0']}/{a['repeats']} "
+            f"univariate, {a['multivariate/training_size']['excluding_0']}/{a['repeats']} multivariate"
+        )
+    return out
 
 
 def soft_labels(d: dict) -> str:
@@ -376,6 +386,14 @@ def verdict_twins(d: dict) -> str:
     return f"false alarms at 95%: {alarms}"
 
 
+def ray_synthetic(d: dict) -> str:
+    equal = ", ".join(f"{e['rows']:,} rows {'equal' if e['equal'] else 'DIFFERENT'}" for e in d["equality"])
+    runs = d["speed"]["runs"]
+    names = ("local_1_threads", "ray_1_cpus", "ray_2_cpus", "sklearn_brute_1_jobs")
+    per = ", ".join(f"{k} {runs[k]['s_per_mpairs']:.3f}" for k in names)
+    return f"local vs Ray results: {equal}; s per million pairs: {per}"
+
+
 HEADLINES: dict[str, Callable[[dict], str]] = {
     "accounting_vs_dp_accounting": accounting,
     "aim_diagnostics": aim_diagnostics,
@@ -404,6 +422,7 @@ HEADLINES: dict[str, Callable[[dict], str]] = {
     "nnaa_dcr_scale": nnaa_dcr,
     "nnaa_dcr_scale_cli_slower_machine": cli_vs_api,
     "nnaa_interval_coverage": nnaa_coverage,
+    "ray_synthetic_scaling": ray_synthetic,
     "rmia_memory": rmia,
     "singling_linkability_vs_anonymeter": singling,
     "singling_out_null_check": singling_null,

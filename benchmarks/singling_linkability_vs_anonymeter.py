@@ -18,10 +18,17 @@ table also gives mipkit's risk with anonymeter's denominator.
 
 Run: ``.venv/bin/python benchmarks/singling_linkability_vs_anonymeter.py`` (about 2 minutes on 2 cores).
 
+Without anonymeter's venv (``benchmarks/envs/anonymeter``) the anonymeter columns are those of the last
+run that had it, read from the results file (``anonymeter_source`` says so).
+
 ``--null-check``: false alarms of the two singling-out comparisons when training, control and synthetic
-records are independent draws of one population (2,000 / 500 / 2,000 distinct rows, 200 predicates of 3
-columns, 200 repeats; about 6 minutes): the share of 95% intervals that exclude 0, for the comparison at one
-size (mipkit's headline) and for the control extrapolated to the training size (anonymeter's method).
+records are independent draws of one population: simulated tables (2,000 / 500 / 2,000 distinct rows, 200
+predicates of 3 columns, ``--null-repeats`` repeats, default 200) and disjoint random splits of UCI Adult
+(``adult.data``: 8,000 training / 2,000 control / 8,000 synthetic rows, 500 predicates of 4 columns per mode,
+``--adult-repeats``, default 20): the share of 95% intervals that exclude 0 (Clopper-Pearson interval), for
+the comparison at one size (mipkit's headline, ``equal_size``) and at the training table's size
+(``training_size``: the control's success there bounded,
+:func:`mipkit.metrics.singling_out.training_size_bounds`).
 Saved to ``benchmarks/results/singling_out_null_check.json``.
 """
 
@@ -38,7 +45,7 @@ from pathlib import Path
 import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from synthetic_adult_vs_anonymeter import ANON_PY, RESULTS, load_adult_trio
+from synthetic_adult_vs_anonymeter import ANON_PY, DATA, RESULTS, load_adult_trio
 
 AUX = (
     ["type_employer", "education", "hr_per_week", "capital_loss", "capital_gain"],
@@ -120,7 +127,40 @@ def run_anonymeter(original, syn, ctl, args, tmp: Path) -> dict | None:
     return out
 
 
-def null_check(repeats: int = 200, seed: int = 11) -> dict:
+def _excludes_0(r) -> dict:
+    """Whether each comparison's 95% interval excludes 0."""
+    cis = {"equal_size": r.risk["ci"], "training_size": r.training_size["risk"]["ci"]}
+    return {key: not ci[0] <= 0.0 <= ci[1] for key, ci in cis.items()}
+
+
+def _adult_null(repeats: int, seed: int) -> dict:
+    """Disjoint random Adult splits (training, control, synthetic): false alarms per mode and comparison."""
+    import numpy as np
+
+    from mipkit.data.tables import check_tables
+    from mipkit.workflows.audit_synthetic.anonymity import singling_out
+
+    cols = ["age", "workclass", "fnlwgt", "education", "education_num", "marital_status", "occupation",
+            "relationship", "race", "sex", "capital_gain", "capital_loss", "hours_per_week", "country",
+            "income"]  # fmt: skip
+    df = pd.read_csv(DATA / "adult" / "adult.data", header=None, names=cols, skipinitialspace=True,
+                     na_values=["?"])  # fmt: skip
+    counts = {f"{m}/{k}": 0 for m in ("univariate", "multivariate") for k in ("equal_size", "training_size")}
+    for rep in range(repeats):
+        perm = np.random.default_rng([seed, rep]).permutation(len(df))
+        train, ctl, syn = (df.iloc[perm[a:b]].reset_index(drop=True)
+                           for a, b in ((0, 8000), (8000, 10000), (10000, 18000)))  # fmt: skip
+        schema = check_tables(train, {"synthetic": syn, "control": ctl})
+        res = singling_out(train, syn, schema=schema, control=ctl, n_predicates=500, n_cols=4,
+                           random_state=rep)  # fmt: skip
+        for mode, r in res.items():
+            for key, hit in _excludes_0(r).items():
+                counts[f"{mode}/{key}"] += hit
+        print(f"adult null {rep}: {counts}", flush=True)
+    return counts
+
+
+def null_check(repeats: int = 200, adult_repeats: int = 20, seed: int = 11) -> dict:
     """See the module docstring (``--null-check``)."""
     import numpy as np
 
@@ -135,7 +175,7 @@ def null_check(repeats: int = 200, seed: int = 11) -> dict:
                              rng.integers(0, 2, n)]).astype(float)  # fmt: skip
         return pd.DataFrame(v).drop_duplicates().to_numpy()
 
-    excluded = {"equal_size": 0, "extrapolated": 0}
+    excluded = {"equal_size": 0, "training_size": 0}
     t = time.perf_counter()
     for rep in range(repeats):
         members, control, syn = table(2000), table(500), table(2000)
@@ -143,15 +183,39 @@ def null_check(repeats: int = 200, seed: int = 11) -> dict:
         m_counts, c_counts = PredicateIndex(members).count(preds), PredicateIndex(control).count(preds)
         counts = SinglingOutCounts("multivariate", 200, 3, preds, attempts, m_counts, c_counts, len(members),
                                    len(control), len(syn))  # fmt: skip
-        r = measure_singling_out(counts)
-        for key, risk in (("equal_size", r.risk), ("extrapolated", r.extrapolated["risk"])):
-            lo, hi = risk["ci"]
-            excluded[key] += not lo <= 0.0 <= hi
+        for key, hit in _excludes_0(measure_singling_out(counts)).items():
+            excluded[key] += hit
     out = {"repeats": repeats, "seconds": time.perf_counter() - t, "load_avg_end": os.getloadavg()[0]}
     for key, k in excluded.items():
         out[key] = {"excluding_0": k, "share": k / repeats, "share_ci": list(clopper_pearson(k, repeats))}
         print(f"{key}: {k}/{repeats} 95% intervals exclude 0 under the null", flush=True)
+    t = time.perf_counter()
+    adult = _adult_null(adult_repeats, seed)
+    def cp(k: int) -> list:
+        return list(clopper_pearson(k, adult_repeats))
+
+    shares = {
+        key: {"excluding_0": k, "share": k / adult_repeats, "share_ci": cp(k)}
+        for key, k in adult.items()
+    }
+    out["adult"] = {"repeats": adult_repeats, "seconds": time.perf_counter() - t, "sizes": [8000, 2000, 8000],
+                    **shares}  # fmt: skip
     return out
+
+
+def _last_anonymeter() -> dict | None:
+    """anonymeter's figures of the last run that had its venv, from the results file (None without one)."""
+    path = RESULTS / "singling_linkability_vs_anonymeter.json"
+    if not path.exists():
+        return None
+    d = json.loads(path.read_text())
+    keys = {"univariate": "univariate", "multivariate": "multivariate", "linkability": "linkability_first"}
+    anon = {keys[r["attack"]]: r["anonymeter"] for r in d["rows"] if r["attack"] in keys and r["anonymeter"]}
+    for r in d["rows"]:  # the warm linkability call's time, from its ratio to mipkit's
+        if r["attack"] == "linkability" and r.get("ratio_warm"):
+            anon["linkability_warm"] = {"time_s": r["ratio_warm"] * r["mipkit"]["time_s"]}
+    anon["import_s"] = d["summary"].get("anonymeter_import_s", float("nan"))
+    return anon or None
 
 
 def main() -> None:
@@ -164,17 +228,18 @@ def main() -> None:
     ap.add_argument("--skip-anonymeter", action="store_true")
     ap.add_argument("--repeats", type=int, default=3, help="mipkit seeds (spread of its own estimates)")
     ap.add_argument("--null-check", action="store_true", help="false alarms of the two comparisons")
+    ap.add_argument("--null-repeats", type=int, default=200)
+    ap.add_argument("--adult-repeats", type=int, default=20)
     args = ap.parse_args()
     if args.null_check:
         from mipkit.report.results import write_json_atomic
 
-        write_json_atomic(RESULTS / "singling_out_null_check.json", null_check())
+        out = null_check(args.null_repeats, args.adult_repeats)
+        write_json_atomic(RESULTS / "singling_out_null_check.json", out)
         return
 
     from mipkit.data.tables import check_tables
-    from mipkit.metrics.inference import anonymeter_risk
     from mipkit.report.results import write_json_atomic
-    from mipkit.stats import Proportion
     from mipkit.workflows.audit_synthetic.anonymity import linkability, singling_out
 
     original, syn, ctl = load_adult_trio()
@@ -190,13 +255,7 @@ def main() -> None:
                          n_cols=args.n_cols, modes=(mode,), random_state=args.seed + i)[mode]  # fmt: skip
         dt = time.perf_counter() - t
         d = r.to_dict()
-        # anonymeter's method (control extrapolated) with its denominator, the number asked for
-        n_req = args.n_predicates
-        same_den = anonymeter_risk(
-            Proportion(r.attack.successes, n_req, "wilson"),
-            Proportion(r.extrapolated["control_success"] * r.n_predicates, n_req, "wilson"),
-        )
-        ours[mode] = {"time_s": dt, **d, "risk_extrapolated_anonymeter_denominator": same_den}
+        ours[mode] = {"time_s": dt, **d}
         print(f"mipkit {mode}: {ours[mode]['time_s']:.2f} s, risk {d['risk']['value']:.3f}", flush=True)
     t = time.perf_counter()
     lk = linkability(original, syn, schema=schema, aux_cols=AUX, control=ctl, n_attacks=args.n_link,
@@ -209,7 +268,7 @@ def main() -> None:
         so = singling_out(original, syn, schema=schema, control=ctl, n_predicates=args.n_predicates,
                           n_cols=args.n_cols, random_state=1000 * rep)  # fmt: skip
         for mode, r in so.items():
-            spread[mode].append([r.risk["value"], r.extrapolated["risk"]["value"]])
+            spread[mode].append([r.risk["value"], r.training_size["risk"]["bounds"]])
         lk_r = linkability(original, syn, schema=schema, aux_cols=AUX, control=ctl, n_attacks=args.n_link,
                            n_neighbors=args.neighbors, random_state=1000 * rep)  # fmt: skip
         spread["linkability"].append(lk_r.risk()["value"])
@@ -222,25 +281,29 @@ def main() -> None:
     tmp = Path(tempfile.mkdtemp(prefix="mipkit_anon_so_"))  # copies of the trio for anonymeter, removed after
     anon = None if args.skip_anonymeter else run_anonymeter(original, syn, ctl, args, tmp)
     shutil.rmtree(tmp, ignore_errors=True)
+    anon_source = "this run"
+    if anon is None and not args.skip_anonymeter:
+        anon, anon_source = _last_anonymeter(), "the last run with anonymeter's venv (same inputs, settings)"
     rows = []
     print("\n| attack | mipkit risk [95% CI] | anonymeter risk [95% CI] | mipkit inside | anonymeter inside "
           "| overlap | mipkit s | anonymeter s | ratio |")  # fmt: skip
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for name, key, which in (("univariate", "univariate", "headline"),
-                             ("univariate", "univariate", "extrapolated"),
+                             ("univariate", "univariate", "training_size"),
                              ("multivariate", "multivariate", "headline"),
-                             ("multivariate", "multivariate", "extrapolated"),
+                             ("multivariate", "multivariate", "training_size"),
                              ("linkability", "linkability_first", "headline")):  # fmt: skip
         m = ours[name]
-        risk = m["risk"] if which == "headline" else m["extrapolated"]["risk"]
+        risk = m["risk"] if which == "headline" else m["training_size"]["risk"]
+        lowest, highest = risk["bounds"] if which == "training_size" else (risk["value"], risk["value"])
         a = (anon or {}).get(key)
-        label = name if which == "headline" else f"{name} (control extrapolated, as anonymeter)"
+        label = name if which == "headline" else f"{name} (at the training size, control bounded)"
         row = {"attack": label, "mipkit_risk": risk, "mipkit": m, "anonymeter": a}
         if a:
             lo, hi = a["risk_ci"]
-            clipped = min(max(risk["value"], 0.0), 1.0)  # anonymeter clips its risk at 0
+            clip = [min(max(v, 0.0), 1.0) for v in (lowest, highest)]  # anonymeter clips its risk at 0
             row.update(
-                mipkit_inside=bool(lo <= clipped <= hi),
+                mipkit_inside=bool(clip[0] <= hi and lo <= clip[1]),  # the range meets its interval
                 anonymeter_inside=bool(risk["ci"][0] <= a["risk"] <= risk["ci"][1]),
                 overlap=bool(risk["ci"][0] <= hi and lo <= risk["ci"][1]),
                 ratio=a["time_s"] / m["time_s"],
@@ -249,12 +312,14 @@ def main() -> None:
                 row["ratio_warm"] = anon["linkability_warm"]["time_s"] / m["time_s"]
         rows.append(row)
         a_txt = f"{a['risk']:.3f} [{a['risk_ci'][0]:.3f}, {a['risk_ci'][1]:.3f}]" if a else "n/a"
-        print(f"| {label} | {risk['value']:.3f} [{risk['ci'][0]:.3f}, {risk['ci'][1]:.3f}] | {a_txt} | "
+        value = f"{lowest:.3f}" if lowest == highest else f"{lowest:.3f} to {highest:.3f}"
+        print(f"| {label} | {value} [{risk['ci'][0]:.3f}, {risk['ci'][1]:.3f}] | {a_txt} | "
               f"{row.get('mipkit_inside')} | {row.get('anonymeter_inside')} | {row.get('overlap')} | "
               f"{m['time_s']:.1f} | {a['time_s'] if a else float('nan'):.1f} | "
               f"{row.get('ratio', float('nan')):.1f}x |")  # fmt: skip
     summary = {"mipkit_total_s": t_ours, "mipkit_schema_s": t_schema, "load_avg_start": load0,
-               "load_avg_end": os.getloadavg()[0], "settings": vars(args), "aux_cols": AUX}  # fmt: skip
+               "load_avg_end": os.getloadavg()[0], "settings": vars(args), "aux_cols": AUX,
+               "anonymeter_source": anon_source if anon else None}  # fmt: skip
     if anon:
         a_total = sum(anon[k]["time_s"] for k in ("univariate", "multivariate", "linkability_first"))
         summary.update(anonymeter_total_s=a_total, anonymeter_import_s=anon["import_s"],

@@ -22,7 +22,7 @@ from mipkit.attacks.singling_out import (
     singling_out_predicates,
 )
 from mipkit.data.tables import check_tables
-from mipkit.metrics.singling_out import measure_singling_out, size_corrected_control, subsample_success
+from mipkit.metrics.singling_out import measure_singling_out, subsample_success, training_size_bounds
 
 
 def _table(n: int, rng: np.random.Generator, *, missing: bool = True) -> pd.DataFrame:
@@ -124,10 +124,9 @@ def test_subsample_success_is_the_mean_over_all_subsets():
     subsets = list(combinations(range(n), size))
     brute = np.mean([[counts_rows[i, list(s)].sum() == 1 for s in subsets] for i in range(3)])
     assert subsample_success(counts_rows.sum(axis=1), n, size) == pytest.approx(brute)
-    rate, info = size_corrected_control(counts_rows.sum(axis=1), n, size)  # larger control: exact
-    assert rate == pytest.approx(brute) and info["method"].startswith("exact")
-    rate, info = size_corrected_control(counts_rows.sum(axis=1), n, n)
-    assert rate == pytest.approx(1 / 3) and info["factor"] == 1.0
+    # a control at least as large as the training table gives its success there exactly: both bounds
+    assert training_size_bounds(counts_rows.sum(axis=1), n, size) == pytest.approx((brute, brute))
+    assert training_size_bounds(counts_rows.sum(axis=1), n, n) == pytest.approx((1 / 3, 1 / 3))
 
 
 def _risk(original, synthetic, control, *, mode="multivariate", seed=0, n=60):
@@ -190,8 +189,12 @@ def test_seeded_runs_repeat():
                                  control=control, n_predicates=60, random_state=7)  # fmt: skip
     want = subsample_success(counts.counts_original, counts.n_original, counts.n_control)
     assert eq["attack_success"] == pytest.approx(want)
-    # ... and anonymeter's model-based extrapolation of the control is reported beside it
-    assert a["extrapolated"]["size_correction"]["method"].startswith("extrapolated")
+    # ... and at the training table's size, the control's success is bounded, not extrapolated
+    ts = a["training_size"]
+    assert ts["size"] == a["distinct_rows"]["original"] and not ts["exact"]
+    assert ts["attack_success"] == a["attack_success"]["value"]
+    lo, hi = ts["control_success_bounds"]
+    assert 0 <= lo <= hi <= 1 and ts["risk"]["ci"][0] <= ts["risk"]["bounds"][0] <= ts["risk"]["bounds"][1]
 
 
 def test_no_predicate_found():
@@ -215,3 +218,32 @@ def test_no_predicate_found():
         )  # fmt: skip
     )
     assert empty.risk is None and empty.to_dict()["note"]
+
+
+def test_training_size_bounds_hold_the_expected_success_of_a_population_sample():
+    # Monte Carlo check: predicates with known match probabilities, control counts drawn from them; the
+    # expected success of an N-row sample, mean_i N p_i (1 - p_i)^(N - 1), lies within the bounds (each at
+    # 97.5%) in all but a few of 40 draws, and a plug-in p_i = C_i / N_c would sit far below it
+    rng = np.random.default_rng(0)
+    n, n_c = 2000, 500
+    p = rng.choice([0.2 / n, 1.0 / n, 3.0 / n, 0.02], size=300)
+    truth = float(np.mean(n * p * (1 - p) ** (n - 1)))
+    inside = 0
+    for _ in range(40):
+        c = rng.binomial(n_c, p)
+        lo, hi = training_size_bounds(c, n_c, n)
+        inside += lo <= truth <= hi
+        assert np.mean(n * (c / n_c) * (1 - c / n_c) ** (n - 1)) < truth / 2
+    assert inside >= 37
+
+
+def test_training_size_risk_is_valid_on_null_tables():
+    # null: training, control and synthetic records from one population; the interval of the risk at the
+    # training table's size (control a quarter of it) excludes 0 at most 3 times in 20 (P = 1.6% at a 5% rate)
+    rng = np.random.default_rng(21)
+    alarms = 0
+    for rep in range(20):
+        members, control, syn = _table(400, rng), _table(100, rng), _table(400, rng)
+        ts = _risk(members, syn, control, seed=rep).training_size
+        alarms += ts["risk"]["ci"][0] > 0 or ts["risk"]["ci"][1] < 0
+    assert alarms <= 3

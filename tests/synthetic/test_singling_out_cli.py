@@ -83,7 +83,8 @@ def test_off_by_default_and_frame_rows(trio, make_small_mixed_table):
     so = frame[frame["section"] == "singling_out"]
     assert set(so["attack"]) == {"univariate", "multivariate"}
     assert set(so["measure"]) == {
-        "attack_success", "attack_success_equal_size", "control_success_equal_size", "risk"
+        "attack_success", "attack_success_equal_size", "control_success_equal_size", "risk",
+        "risk_training_size_lowest", "risk_training_size_highest",
     }  # fmt: skip
     lk = frame[frame["section"] == "linkability"]
     assert {"risk", "precision_at_1:10"} <= set(lk["measure"])

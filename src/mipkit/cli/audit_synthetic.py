@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from mipkit.cli.options import (
+    AddressOption,
     FailAboveOption,
     JsonOption,
     NoReportOption,
@@ -42,9 +43,16 @@ FLAGS = flag_table(
 --fail-metric                                   Metric of the policy: headline (default: NNAA, exact and
                                                 near copies and inference, corrected for multiplicity),
                                                 privacy_loss (NNAA), dcr_auc or inference_pi.
---max-nnaa-rows                                 Cap on each NNAA set.
---max-dcr-rows                                  Cap on records scored by DCR.
---n-jobs                                        Threads for neighbour search.
+--max-nnaa-rows                                 Cap on each NNAA set (none: the whole tables).
+--max-dcr-rows                                  Cap on records scored by DCR (none: all).
+--max-protection-rows                           Cap on the synthetic records of the DCR protection
+                                                scores (none: all).
+--n-jobs                                        Threads for neighbour search (with --backend ray and
+                                                no --address: the CPUs of the local Ray).
+--backend                                       Where the neighbour searches run: local (threads) or
+                                                ray (blocks as Ray tasks, merged exactly).
+--block-rows                                    Rows of each side of a Ray block (the memory a task
+                                                holds follows from it).
 --checks                                        Parts of the audit to run: nnaa, dcr, inference.
 --attacks                                       Attribute-inference attacks: nearest, model or both.
 --non-member-baseline/--no-non-member-baseline  Run each inference attack on the original without the
@@ -122,6 +130,19 @@ def _parse_linkability(text: str | None) -> list[tuple[str, ...]] | None:
     return parts
 
 
+def _cap(flag: str, text: str) -> int | None:
+    """A cap flag: a whole number of rows, or ``none`` (no cap: the whole table)."""
+    from mipkit._validation import MipkitValueError
+
+    value = str(text).strip().lower()
+    if value == "none":
+        return None
+    try:
+        return int(value)
+    except ValueError:
+        raise MipkitValueError(f"{flag} must be a whole number of rows or 'none'. Got {text!r}.") from None
+
+
 def _check_limits(seed: int, n_jobs: int, **sizes: int | None) -> None:
     """The seed, the threads and the size flags within the command line's limits
     (:func:`mipkit.cli.options.check_count`)."""
@@ -196,10 +217,14 @@ def register(app: typer.Typer) -> None:
         n_attacks: Annotated[int, FLAGS["--n-attacks"]] = 500,
         tolerance: Annotated[float, FLAGS["--tolerance"]] = 0.05,
         metric: Annotated[str, FLAGS["--metric"]] = "mixed",
-        max_nnaa_rows: Annotated[int, FLAGS["--max-nnaa-rows"]] = 20000,
-        max_dcr_rows: Annotated[int, FLAGS["--max-dcr-rows"]] = 50000,
+        max_nnaa_rows: Annotated[str, FLAGS["--max-nnaa-rows"]] = "20000",
+        max_dcr_rows: Annotated[str, FLAGS["--max-dcr-rows"]] = "50000",
+        max_protection_rows: Annotated[str, FLAGS["--max-protection-rows"]] = "10000",
         seed: SeedOption = 0,
         n_jobs: Annotated[int, FLAGS["--n-jobs"]] = 2,
+        backend: Annotated[str, FLAGS["--backend"]] = "local",
+        address: AddressOption = None,
+        block_rows: Annotated[int, FLAGS["--block-rows"]] = 20000,
         out: RunFolderOption = ...,
         as_json: JsonOption = False,
         fail_above: FailAboveOption = None,
@@ -237,15 +262,17 @@ def register(app: typer.Typer) -> None:
         from mipkit.workflows.audit_synthetic import AuditSyntheticConfig, audit_synthetic
 
         cert = _certificate(certificate)  # a bad file fails before anything is run or written
-        _check_limits(seed, n_jobs, n_attacks=n_attacks, max_nnaa_rows=max_nnaa_rows,
-                      max_dcr_rows=max_dcr_rows, singling_out=singling_out,
-                      singling_out_cols=singling_out_cols,
-                      linkability_neighbors=linkability_neighbors)  # fmt: skip
+        caps = {name: _cap(f"--{name.replace('_', '-')}", value) for name, value in
+                (("max_nnaa_rows", max_nnaa_rows), ("max_dcr_rows", max_dcr_rows),
+                 ("max_protection_rows", max_protection_rows))}  # fmt: skip
+        _check_limits(seed, n_jobs, n_attacks=n_attacks, singling_out=singling_out,
+                      singling_out_cols=singling_out_cols, block_rows=block_rows,
+                      linkability_neighbors=linkability_neighbors, **caps)  # fmt: skip
         with flag_errors("audit_synthetic", FIELD_FLAGS):
             config = config_from_flags(
                 AuditSyntheticConfig, secrets=tuple(secret or ()), known=tuple(known) if known else None,
                 checks=comma_names(checks), attacks=comma_names(attacks), random_state=seed,
-                linkability=_parse_linkability(linkability),
+                linkability=_parse_linkability(linkability), **caps,
             )  # fmt: skip
         hold_run_folder(out)  # checked, and locked until the command ends
         if not no_report:  # Matplotlib loads while the data are read and audited

@@ -13,14 +13,18 @@ control records. It succeeds on a table when it matches exactly one record there
 * risk ``(a* - c*) / (1 - c*)`` at that size, with anonymeter's first-order propagation of the two Wilson
   half-widths (:func:`mipkit.metrics.inference.anonymeter_risk`; the subsampled rate is an average of
   probabilities, whose variance is at most a Bernoulli's, so its Wilson interval is conservative);
-* anonymeter (Giomi et al. 2023, Sec. 4.1) instead brings a *smaller* control up to the original's size
-  with a model of the success count of an ``n``-row table,
-  ``S(n) = norm * int_0^w (n x (1 - x)^(n - 1)) dx = norm ((1 - (n w + 1)(1 - w)^n) / (n + 1))``
-  (predicates of weight below ``w``; Cohen & Nissim 2020), ``c <- c S(N) / S(N_c)``. mipkit reports that
-  too (``extrapolated``), fitted by least squares to the *exact* expected success of ``n``-row subsets of the
-  control at ten sizes from ``min(1000, N_c / 2)`` to ``N_c`` (anonymeter: five random subsamples per size),
-  with the risk ``(a - c) / (1 - c)`` at the original's full size. It is a 4-fold extrapolation on
-  anonymeter's Adult trio, and the model's shape decides the answer (``docs/audit-synthetic.md``).
+* at the training table's size ``N`` (``training_size``): the attack's success ``a`` on the training table
+  itself, and the success a population sample of ``N`` rows would have,
+  ``s(N) = mean_i N p_i (1 - p_i)^(N-1)``
+  (``p_i``: predicate ``i``'s population match probability). A control of ``N_c >= N`` rows gives ``s(N)``
+  exactly by subsampling; a smaller control cannot (no unbiased estimator of a degree-``N`` polynomial of
+  ``p`` exists from ``Binomial(N_c, p)`` counts, and the plug-in ``p_i = C_i / N_c`` reads every predicate
+  the control misses as never singling anyone out), so :func:`training_size_bounds` bounds ``s(N)`` over
+  every mixture of match probabilities whose expected histogram of control counts lies within simultaneous
+  confidence bands of the observed one (a linear programme), and the risk ``(a - c) / (1 - c)`` gets the
+  range and the interval those bounds allow (``docs/theory.md`` section 6a). anonymeter (Giomi et al. 2023,
+  Sec. 4.1) instead scales the control's success by a fitted model's ratio, a point inside (or outside)
+  that range that the model's shape picks.
 
 The success rates are counted over the predicates actually found (anonymeter divides by the number asked
 for, which lowers every rate when fewer are found).
@@ -28,16 +32,15 @@ for, which lowers every rate when fewer are found).
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from mipkit.data.attack_records import SinglingOutCounts
 from mipkit.metrics.inference import anonymeter_risk
-from mipkit.stats import Proportion
+from mipkit.stats import Proportion, clopper_pearson, wilson
 
-__all__ = ["SinglingOutResult", "measure_singling_out", "size_corrected_control", "subsample_success"]
+__all__ = ["SinglingOutResult", "measure_singling_out", "subsample_success", "training_size_bounds"]
 
 
 def subsample_success(counts: np.ndarray, n_rows: int, size: int) -> float:
@@ -54,44 +57,76 @@ def subsample_success(counts: np.ndarray, n_rows: int, size: int) -> float:
     return float(np.mean(hypergeom.pmf(1, int(n_rows), c, int(size))))
 
 
-def _model(n: np.ndarray, w: float, norm: float) -> np.ndarray:
-    """``norm * int_0^w n x (1 - x)^(n - 1) dx`` (anonymeter's singling-out probability integral)."""
-    n = np.asarray(n, dtype=float)
-    return norm * (1.0 - (n * w + 1.0) * (1.0 - w) ** n) / (n + 1.0)
+def _count_bands(counts: np.ndarray, max_count: int, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """Clopper-Pearson bands, simultaneous at ``1 - alpha`` (Bonferroni), of the shares of predicates with
+    0, 1, ..., ``max_count - 1`` and ``>= max_count`` control matches."""
+    c, m = np.asarray(counts, dtype=np.int64), len(counts)
+    k = [int(np.sum(c == j)) for j in range(max_count)] + [int(np.sum(c >= max_count))]
+    bands = np.array([clopper_pearson(kj, m, 1.0 - alpha / len(k)) for kj in k], dtype=float)
+    return bands[:, 0], bands[:, 1]
 
 
-def size_corrected_control(counts: np.ndarray, n_control: int, n_original: int) -> tuple[float, dict]:
-    """The control's success rate at the original's size, and how it was obtained (module docstring)."""
+def training_size_bounds(
+    counts: np.ndarray, n_control: int, n_original: int, *, alpha: float = 0.025, max_count: int = 5
+) -> tuple[float, float]:
+    """Lowest and highest expected success at ``n_original`` rows of a population consistent with the control.
+
+    For ``n_control >= n_original`` both are the exact subsampled success (:func:`subsample_success`).
+    Otherwise: over mixtures ``w`` of match probabilities ``p`` on a grid (0 and 400 values from
+    ``1e-3 / n_original`` to 1, log-spaced), the extremes of ``sum_j w_j g(p_j)``,
+    ``g(p) = N p (1 - p)^(N - 1)``, subject to the expected share of predicates with ``k`` control matches,
+    ``sum_j w_j P(Binomial(N_c, p_j) = k)`` (``k < max_count``; and ``>= max_count``), lying in the
+    simultaneous ``1 - alpha`` Clopper-Pearson band of the observed share (:func:`_count_bands`). Two linear
+    programmes (scipy's HiGHS); an infeasible band (it covers the truth with probability ``1 - alpha``) gives
+    ``(0, max g) = (0, (1 - 1/N)^(N-1))``.
+    """
     c = np.asarray(counts, dtype=np.int64)
-    raw = float(np.mean(c == 1)) if c.size else float("nan")
-    if n_control == n_original or c.size == 0:
-        return raw, {"method": "none (equal sizes)", "factor": 1.0, "raw_rate": raw}
-    if n_control > n_original:
-        rate = subsample_success(c, n_control, n_original)
-        return rate, {
-            "method": "exact subsampling of the control to the original's size (hypergeometric)",
-            "factor": rate / raw if raw > 0 else None,
-            "raw_rate": raw,
-        }
-    sizes = np.unique(np.linspace(min(1000, max(1, n_control // 2)), n_control, 10).astype(int))
-    curve = np.array([subsample_success(c, n_control, s) for s in sizes])
-    info = {"method": "extrapolated with anonymeter's fitted model", "raw_rate": raw, "sizes": sizes.tolist()}
-    if raw == 0 or not np.any(curve > 0):
-        return raw, {**info, "factor": 1.0, "note": "no control success: nothing to extrapolate"}
-    w0 = 1.0 / sizes.max()
-    norm0 = 1.0 / float(_model(sizes.max(), w0, 1.0))
-    try:
-        from scipy import optimize  # here: 0.3 s of import that only singling out needs
+    n, nc = int(n_original), int(n_control)
+    if c.size == 0:
+        return float("nan"), float("nan")
+    if nc >= n:
+        rate = subsample_success(c, nc, n)
+        return rate, rate
+    from scipy import optimize, stats
 
-        with warnings.catch_warnings():  # the parameters' covariance is not used
-            warnings.simplefilter("ignore", optimize.OptimizeWarning)
-            (w, norm), _ = optimize.curve_fit(_model, sizes, curve, p0=(w0, norm0), bounds=(0, (1, np.inf)))
-        factor = float(_model(n_original, w, norm) / _model(n_control, w, norm))
-    except (RuntimeError, ValueError, ZeroDivisionError, FloatingPointError):
-        return raw, {**info, "factor": 1.0, "note": "the model could not be fitted: no correction"}
-    if not np.isfinite(factor):
-        return raw, {**info, "factor": 1.0, "note": "the fitted model is degenerate: no correction"}
-    return min(1.0, raw * factor), {**info, "factor": factor, "w_eff": float(w), "norm": float(norm)}
+    p = np.r_[0.0, np.geomspace(1e-3 / n, 1.0, 400)]
+    k = np.arange(max_count)
+    share = np.vstack([stats.binom.pmf(k[:, None], nc, p), stats.binom.sf(max_count - 1, nc, p)])
+    lo, hi = _count_bands(c, max_count, alpha)
+    g = n * p * (1.0 - p) ** (n - 1)
+    bounds = []
+    for sign in (1.0, -1.0):
+        res = optimize.linprog(
+            sign * g, A_ub=np.vstack([share, -share]), b_ub=np.r_[hi, -lo], A_eq=np.ones((1, p.size)),
+            b_eq=[1.0], bounds=(0, None), method="highs",
+        )  # fmt: skip
+        bounds.append(float(g @ res.x) if res.status == 0 else (0.0 if sign > 0 else float(g.max())))
+    return max(0.0, bounds[0]), min(float(g.max()), bounds[1])
+
+
+def _training_size(counts: SinglingOutCounts, attack: Proportion, confidence: float) -> dict:
+    """The comparison at the training table's size: ``a`` against the bounds on the control's success
+    there, each at ``1 - (1 - confidence) / 2`` so that the risk's interval holds at ``confidence``."""
+    alpha = (1.0 - confidence) / 2
+    c_lo, c_hi = training_size_bounds(counts.counts_control, counts.n_control, counts.n_original, alpha=alpha)
+    a_lo, a_hi = wilson(attack.successes, attack.trials, 1.0 - alpha)
+    a = attack.successes / attack.trials
+
+    def risk(x: float, c: float) -> float:
+        return (x - c) / (1.0 - c) if c < 1.0 else float("nan")
+
+    return {
+        "size": int(counts.n_original),
+        "attack_success": a,
+        "attack_success_ci": [a_lo, a_hi],
+        "control_success_bounds": [c_lo, c_hi],
+        "exact": bool(counts.n_control >= counts.n_original),
+        "risk": {
+            "bounds": [risk(a, c_hi), risk(a, c_lo)],
+            "ci": [max(-1.0, risk(a_lo, c_hi)), min(1.0, risk(a_hi, c_lo))],
+            "confidence": confidence,
+        },
+    }
 
 
 @dataclass(frozen=True)
@@ -108,9 +143,10 @@ class SinglingOutResult:
         ``size`` = the smaller table's, and both success rates at that size (module docstring).
     risk : dict or None
         ``(a* - c*) / (1 - c*)`` at equal size, with its interval.
-    extrapolated : dict or None
-        anonymeter's method (control smaller than the original only): the control's success brought to the
-        original's size by the fitted model, ``size_correction`` (how) and the risk at full size.
+    training_size : dict or None
+        At the training table's size: the attack's success with its interval, the bounds on a population
+        sample's success there (:func:`training_size_bounds`; ``exact`` when the control is at least as
+        large), and the risk's range over those bounds (``bounds``) and its interval (``ci``).
     """
 
     mode: str
@@ -122,7 +158,7 @@ class SinglingOutResult:
     control_raw: Proportion | None
     equal_size: dict | None
     risk: dict | None
-    extrapolated: dict | None = None
+    training_size: dict | None = None
     sizes: dict = field(default_factory=dict)
 
     def to_dict(self, confidence: float = 0.95) -> dict:
@@ -136,7 +172,7 @@ class SinglingOutResult:
             "control_success_raw": None if self.control_raw is None else self.control_raw.to_dict(confidence),
             "equal_size": self.equal_size,
             "risk": self.risk,
-            "extrapolated": self.extrapolated,
+            "training_size": self.training_size,
             "distinct_rows": self.sizes,
             "note": None if self.n_predicates else "no predicate singles out the synthetic data",
         }
@@ -167,14 +203,7 @@ def measure_singling_out(counts: SinglingOutCounts, *, confidence: float = 0.95)
     subsampled = "none (equal sizes)" if n_o == n_c else ("training" if n_o > n_c else "control")
     equal = {"size": size, "subsampled": subsampled, "attack_success": a_eq, "control_success": c_eq}
     risk = anonymeter_risk(Proportion(a_eq * m, m, "wilson"), Proportion(c_eq * m, m, "wilson"), confidence)
-    extrapolated = None
-    if n_c < n_o:
-        rate, info = size_corrected_control(counts.counts_control, n_c, n_o)
-        extrapolated = {
-            "control_success": rate,
-            "size_correction": info,
-            "risk": anonymeter_risk(attack, Proportion(rate * m, m, "wilson"), confidence),
-        }
     return SinglingOutResult(
-        **common, attack=attack, control_raw=raw, equal_size=equal, risk=risk, extrapolated=extrapolated
-    )
+        **common, attack=attack, control_raw=raw, equal_size=equal, risk=risk,
+        training_size=_training_size(counts, attack, confidence),
+    )  # fmt: skip

@@ -144,6 +144,23 @@ def _audited(res: Mapping[str, Any]) -> str:
     )
 
 
+def _method(res: Mapping[str, Any]) -> str:
+    """Which parts ran on a subsample (and which setting capped them), and where the searches ran."""
+    samples = res.get("samples") or {}
+    parts = [s["text"] for s in (samples.get(k) for k in ("nnaa", "dcr", "protection")) if s]
+    backend = res.get("backend") or {}
+    if backend.get("name") == "ray":
+        rows, mb = backend.get("block_rows"), backend.get("peak_task_bytes", 0) / 2**20
+        parts.append(
+            f"The exact neighbour searches ran on Ray in {backend.get('blocks')} blocks of at most {rows:,} "
+            f"x {rows:,} records, each task holding at most {mb:.0f} MB "
+            "(merged exactly: the same neighbours as on one machine)"
+        )
+    elif backend:
+        parts.append("The exact neighbour searches ran on this machine")
+    return f"Method: {'. '.join(parts)}." if parts else ""
+
+
 _POLICY_WORDS = {
     "headline": "each of the NNAA privacy loss, the excess of exact and near copies and the "
     "attribute-inference gain",
@@ -267,4 +284,5 @@ def audit_synthetic_paragraph(res: Mapping[str, Any], certified: Mapping[str, An
         "training records (not a proof that they do not)."
     )
     verdict = _verdict_words(res.get("verdict") or {})
-    return " ".join((_audited(res), verdict, copies, meaning, _audit_premise(res, certified)))
+    parts = (_audited(res), _method(res), verdict, copies, meaning, _audit_premise(res, certified))
+    return " ".join(p for p in parts if p)

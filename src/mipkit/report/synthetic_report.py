@@ -234,17 +234,17 @@ def _anonymity_section(res: dict) -> Section | None:
                 "risk 95% CI": ci_text(risk.get("ci")),
             }
         )
-        if r.get("extrapolated"):
-            ex = r["extrapolated"]
+        if r.get("training_size") and not r["training_size"]["exact"]:
+            ts = r["training_size"]
             rows.append(
                 {
-                    "attack": f"singling out, {mode}, control extrapolated (anonymeter)",
+                    "attack": f"singling out, {mode}, at the training size (non-members bounded)",
                     "attempts": r["n_predicates"],
-                    "members": r["attack_success"]["value"],
-                    "members 95% CI": ci_text(r["attack_success"]["ci"]),
-                    "non-members": ex["control_success"],
-                    "risk": ex["risk"]["value"],
-                    "risk 95% CI": ci_text(ex["risk"]["ci"]),
+                    "members": ts["attack_success"],
+                    "members 95% CI": ci_text(ts["attack_success_ci"]),
+                    "non-members": "{} to {}".format(*map(_fmt, ts["control_success_bounds"])),
+                    "risk": "{} to {}".format(*map(_fmt, ts["risk"]["bounds"])),
+                    "risk 95% CI": ci_text(ts["risk"]["ci"]),
                 }
             )
     if lk:
@@ -280,8 +280,9 @@ def _anonymity_section(res: dict) -> Section | None:
         "Linkability: the two column subsets of a record are joined when their nearest synthetic records "
         "share one. Both are also run on records the generator never saw; risk = (members - non-members) / "
         "(1 - non-members), as anonymeter (docs/theory.md section 6). Singling out is compared at one table "
-        "size, the smaller table's (the larger one subsampled exactly); anonymeter's extrapolation of a "
-        "smaller control to the training data's size is shown beside it."
+        "size, the smaller table's (the larger one subsampled exactly); at the training data's size a "
+        "smaller control bounds the non-members' success (every population consistent with its counts), "
+        "and the risk is the range those bounds allow."
     ]
     return Section("Singling out and linkability", text, tables)
 

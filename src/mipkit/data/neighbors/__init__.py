@@ -53,12 +53,21 @@ and completeness test (rows that fail it go to the one-way search above).
 ``exclude_self=True`` (query set = reference set) leaves each row's own index out (leave-one-out); exact
 duplicates of a row are other rows and do count.
 
+Every search returns the ``k`` smallest exact distances of each row with ties going to the smaller reference
+index (:func:`~mipkit.data.neighbors.topk.first_k`; on integer data after the distances are put on their
+exact lattice), so a search split in any way gives the same answer. Under a
+:class:`~mipkit.data.neighbors.blocks.BlockPlan` (:func:`~mipkit.data.neighbors.blocks.in_blocks`) the
+searches run in blocks of query rows x reference rows, mapped by the plan's mapper (local, or Ray tasks:
+:mod:`mipkit.engine.ray_blocks`), and merged exactly (:mod:`~mipkit.data.neighbors.grid`).
+
 Modules
 -------
 :mod:`~mipkit.data.neighbors.kernels` (exact distances), :mod:`~mipkit.data.neighbors.screening` (float32
 proxies, error bounds and the margin test), :mod:`~mipkit.data.neighbors.categorical_bound` (the search
 pruned by category mismatches), :mod:`~mipkit.data.neighbors.topk` (candidate selection),
-:mod:`~mipkit.data.neighbors.search` (the public searches and the parallel block runner).
+:mod:`~mipkit.data.neighbors.search` (the public searches and the parallel block runner),
+:mod:`~mipkit.data.neighbors.blocks` (the plan of a search in blocks) and :mod:`~mipkit.data.neighbors.grid`
+(the blocks of queries x references and their exact merge).
 """
 
 from mipkit.data.neighbors.kernels import Table

@@ -28,6 +28,7 @@ from mipkit.data.neighbors.kernels import (
     exact_candidates,
     exact_matrix,
     make_kernel,
+    snap_to_lattice,
 )
 from mipkit.data.neighbors.topk import (
     ColumnCandidates,
@@ -66,10 +67,15 @@ class Screen:
     (over query rows) as well as along a row: for Euclidean the squared norm of the query row is one more
     float32 column of the product (``[-2x, 1, |x|^2] . [r, |r|^2, 1]``), which the bound counts as one more
     dimension; the mixed and Manhattan proxies are symmetric already.
+
+    ``lattice`` (:func:`~mipkit.data.neighbors.kernels.exact_lattice` of the query and reference tables): the
+    exact distances are put on it (:meth:`exact`) before the ``k`` nearest are chosen, so that ties are the
+    exact ones and go to the smaller reference index.
     """
 
-    def __init__(self, reference: Table, metric: str, *, symmetric: bool = False):
+    def __init__(self, reference: Table, metric: str, *, symmetric: bool = False, lattice: int | None = None):
         self.metric = metric
+        self.lattice = lattice
         self.symmetric = symmetric
         self._kernel: Kernel | None = None
         self._lock = threading.Lock()
@@ -109,6 +115,10 @@ class Screen:
             if self._kernel is None:
                 self._kernel = make_kernel(reference, self.metric)
         return self._kernel
+
+    def exact(self, query: Table, reference: Table, cand: np.ndarray) -> np.ndarray:
+        """Exact distances of each query row to its candidates, on the lattice when there is one."""
+        return snap_to_lattice(exact_candidates(query, reference, cand, self.metric), self.lattice)
 
     def query_norms(self, q: Table) -> np.ndarray:
         """The norm of each row that the error bound uses (L1 for mixed and Manhattan, L2 for Euclidean,
@@ -217,7 +227,7 @@ def decide_rows(
         if best_i.shape[1] == kk:
             best_i, best_p = np.ascontiguousarray(best_i), np.ascontiguousarray(best_p)
             tau = best_p.max(axis=1)
-    exact = exact_candidates(q, reference, best_i, screen.metric)
+    exact = screen.exact(q, reference, best_i)
     if exclude_self:
         exact[best_i == rows[:, None]] = np.inf
     dist, idx = first_k(exact, best_i, k)
@@ -240,7 +250,7 @@ def exact_rows(
         if metric == "euclidean":
             d = exact_matrix(query[r], reference, metric)
         else:
-            d = kernel.block(_take(query, r))
+            d = snap_to_lattice(kernel.block(_take(query, r)), screen.lattice)
         if exclude_self:
             d[np.arange(len(r)), r] = np.inf
         dd, ii = first_k(d, np.broadcast_to(np.arange(n_ref), d.shape), k)
@@ -284,7 +294,7 @@ def both_ways_part(
                 row_tau = best_p.max(axis=1)
             else:
                 merge_rows_sparse(best_i, best_p, row_tau, p, c0, kk_row)
-        dist, idx = first_k(exact_candidates(q, B, best_i, metric), best_i, k)
+        dist, idx = first_k(screen.exact(q, B, best_i), best_i, k)
         if kk_row >= n_b:
             oks.append(np.ones(len(rows), dtype=bool))
         else:
@@ -310,7 +320,7 @@ def decide_columns(
     ok = np.ones(n_b, dtype=bool)
     for s in range(0, n_b, step):
         sl = slice(s, min(n_b, s + step))
-        dist[sl], idx[sl] = first_k(exact_candidates(_take(B, sl), A, col_i[sl], metric), col_i[sl], k)
+        dist[sl], idx[sl] = first_k(screen.exact(_take(B, sl), A, col_i[sl]), col_i[sl], k)
         if col_i.shape[1] < n_a:
             ok[sl] = margin_holds(screen, dist[sl], col_p[sl], col_bound[sl])
     return dist, idx, ok

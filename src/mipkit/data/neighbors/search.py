@@ -18,7 +18,9 @@ from threadpoolctl import threadpool_limits
 from mipkit._progress import Progress, Tally
 from mipkit._validation import MipkitValueError, check_choice, check_positive_int
 from mipkit.data.neighbors import screening
+from mipkit.data.neighbors.blocks import current_blocks
 from mipkit.data.neighbors.categorical_bound import CategoricalBound
+from mipkit.data.neighbors.grid import grid_kneighbors
 from mipkit.data.neighbors.kernels import (
     Table,
     _n_rows,
@@ -132,18 +134,45 @@ def kneighbors(
     indices : ndarray of shape (n_query, k), int64 reference row indices
     """
     k, n_jobs = _check_search("kneighbors", query, reference, metric, algorithm, k, n_jobs)
+    lattice = exact_lattice(query, reference) if metric == "mixed" else None
+    tally = Tally(progress, STAGE, _n_rows(query))
+    plan = current_blocks()
+    if plan is not None:  # in blocks of query x reference rows, mapped by the plan's mapper
+        _check_k(k, _n_rows(query), _n_rows(reference), exclude_self)
+        mode = search_mode(query, reference, metric, algorithm)
+        return grid_kneighbors(
+            search_block, query, reference, k, metric, exclude_self, mode, lattice, plan, tally
+        )
     d, i = _kneighbors(
-        query,
-        reference,
-        k,
-        metric,
-        exclude_self,
-        algorithm,
-        max_block_bytes,
-        n_jobs,
-        Tally(progress, STAGE, _n_rows(query)),
+        query, reference, k, metric, exclude_self, algorithm, max_block_bytes, n_jobs, tally, lattice
     )
-    return (snap_to_lattice(d, exact_lattice(query, reference)), i) if metric == "mixed" else (d, i)
+    return snap_to_lattice(d, lattice), i
+
+
+def _check_k(k: int, n_q: int, n_r: int, exclude_self: bool) -> None:
+    """``k`` at most the reference rows (minus self), and ``exclude_self`` only for one table."""
+    if exclude_self and n_q != n_r:
+        raise MipkitValueError("exclude_self=True needs the query to be the reference (same number of rows).")
+    available = n_r - (1 if exclude_self else 0)
+    if k > available:
+        raise MipkitValueError(
+            f"The 'k' parameter of kneighbors must be at most {available} (reference rows"
+            f"{' minus self' if exclude_self else ''}). Got {k} instead."
+        )
+
+
+def search_mode(query: Table, reference: Table, metric: str, algorithm: str) -> str:
+    """The search :func:`kneighbors` runs on these tables: ``"kdtree"``, ``"pruned"`` (the screened search
+    with the category-mismatch bound first), ``"screened"`` or ``"blocked"``."""
+    tree_ok, n_feat = _tree_eligible(query, reference, metric)
+    if algorithm == "kdtree" or (algorithm == "auto" and tree_ok and n_feat <= _MAX_TREE_COLUMNS):
+        if not tree_ok:
+            raise MipkitValueError("algorithm='kdtree' needs numeric data without missing values.")
+        return "kdtree"
+    if algorithm in ("auto", "screened"):
+        prune = algorithm == "auto" and metric == "mixed" and reference.codes.shape[1] > 0
+        return "pruned" if prune else "screened"
+    return "blocked"
 
 
 def _kneighbors(
@@ -156,31 +185,23 @@ def _kneighbors(
     max_block_bytes: int,
     n_jobs: int,
     tally: Tally,
+    lattice: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`kneighbors` after the argument checks, before the distances are put on their lattice."""
-    n_q, n_r = _n_rows(query), _n_rows(reference)
-    if exclude_self and n_q != n_r:
-        raise MipkitValueError("exclude_self=True needs the query to be the reference (same number of rows).")
-    available = n_r - (1 if exclude_self else 0)
-    if k > available:
-        raise MipkitValueError(
-            f"The 'k' parameter of kneighbors must be at most {available} (reference rows"
-            f"{' minus self' if exclude_self else ''}). Got {k} instead."
-        )
+    """:func:`kneighbors` after the argument checks, before the distances are put on their lattice
+    (the screened and blocked searches choose among distances already on it)."""
+    n_q = _n_rows(query)
+    _check_k(k, n_q, _n_rows(reference), exclude_self)
     if n_q == 0:
         return np.empty((0, k)), np.empty((0, k), dtype=np.int64)
-    tree_ok, n_feat = _tree_eligible(query, reference, metric)
-    if algorithm == "kdtree" or (algorithm == "auto" and tree_ok and n_feat <= _MAX_TREE_COLUMNS):
-        if not tree_ok:
-            raise MipkitValueError("algorithm='kdtree' needs numeric data without missing values.")
+    mode = search_mode(query, reference, metric, algorithm)
+    if mode == "kdtree":
         return _tree_search(query, reference, k=k, metric=metric, exclude_self=exclude_self, tally=tally)
-    if algorithm in ("auto", "screened"):
-        prune = algorithm == "auto" and metric == "mixed" and reference.codes.shape[1] > 0
+    if mode in ("pruned", "screened"):
         return _screened_search(
             query, reference, k=k, metric=metric, exclude_self=exclude_self, n_jobs=n_jobs, tally=tally,
-            prune=prune,
+            prune=mode == "pruned", lattice=lattice,
         )  # fmt: skip
-    return _blocked_search(query, reference, k, metric, exclude_self, max_block_bytes, n_jobs, tally)
+    return _blocked_search(query, reference, k, metric, exclude_self, max_block_bytes, n_jobs, tally, lattice)
 
 
 def _stack(parts: list) -> tuple[np.ndarray, np.ndarray]:
@@ -197,11 +218,13 @@ def _blocked_search(
     max_block_bytes: int,
     n_jobs: int,
     tally: Tally,
+    lattice: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Exact search over blocks of query rows against all reference rows, each block under budget.
 
     Euclidean blocks hold the proxy ``|r|^2 - 2 q.r``: the best ``k + 2`` candidates are recomputed
-    exactly; mixed and Manhattan blocks hold exact distances.
+    exactly; mixed and Manhattan blocks hold exact distances (on ``lattice`` when given), of which the
+    ``k`` smallest are taken, ties by the smaller reference index.
     """
     kernel = make_kernel(reference, metric)
     n_q, n_r = _n_rows(query), _n_rows(reference)
@@ -214,9 +237,13 @@ def _blocked_search(
         own = start + np.arange(d.shape[0])
         if exclude_self:
             d[np.arange(d.shape[0]), own] = np.inf
-        cand, dist = smallest_k(d, min(k + 2, d.shape[1]) if metric == "euclidean" else min(k, d.shape[1]))
         if metric == "euclidean":  # the block held a proxy: recompute the candidates' distances exactly
+            cand, _ = smallest_k(d, min(k + 2, d.shape[1]))
             dist = kernel.exact(q, cand)
+        else:  # exact distances: the k smallest, ties by index (a stable sort of each row)
+            d = snap_to_lattice(d, lattice)
+            cand = np.argsort(d, axis=1, kind="stable")[:, :k]
+            dist = np.take_along_axis(d, cand, axis=1)
         if exclude_self:  # self can only be a candidate when there are too few other rows
             dist[cand == own[:, None]] = np.inf
         tally.add(min(rows, n_q - start))
@@ -235,6 +262,7 @@ def _screened_search(
     n_jobs: int,
     tally: Tally,
     prune: bool = False,
+    lattice: int | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Screened search (:mod:`~mipkit.data.neighbors.screening`) of every query row: ``k + 2`` candidates,
     then 4x and 16x more for rows whose margin test fails, then brute force. With ``prune`` (mixed distance
@@ -244,7 +272,7 @@ def _screened_search(
     n_q = _n_rows(query)
     kk0 = k + (1 if exclude_self else 0) + 2
     block = screening._SCREEN_ROWS
-    pruned = CategoricalBound(reference, exact_lattice(query, reference)) if prune else None
+    pruned = CategoricalBound(reference, lattice) if prune else None
     lock = threading.Lock()
     screens: list[screening.Screen] = []  # built by the first block that needs it
 
@@ -256,7 +284,7 @@ def _screened_search(
             return found
         with lock:
             if not screens:
-                screens.append(screening.Screen(reference, metric))
+                screens.append(screening.Screen(reference, metric, lattice=lattice))
         screen = screens[0]
         dist, idx, ok = screening.decide_rows(screen, query, reference, rows, k, exclude_self, kk0)
         kk = kk0
@@ -348,6 +376,9 @@ def kneighbors_both_ways(
             f"The 'k' parameter of kneighbors_both_ways must be at most {min(n_a, n_b)} (rows of the smaller "
             f"table). Got {k} instead."
         )
+    if current_blocks() is not None:  # two searches in blocks (kneighbors)
+        kw = {"k": k, "metric": metric, "algorithm": algorithm, "n_jobs": n_jobs}
+        return kneighbors(a, b, progress=progress, **kw), kneighbors(b, a, **kw)
     tree_ok, n_feat = _tree_eligible(a, b, metric)
     one_way = algorithm in ("kdtree", "blocked") or (
         algorithm == "auto" and tree_ok and n_feat <= _MAX_TREE_COLUMNS
@@ -358,20 +389,18 @@ def kneighbors_both_ways(
     if one_way or pruned or n_a == 0 or n_b == 0:
         kw = {"k": k, "metric": metric, "algorithm": algorithm, "n_jobs": n_jobs}
         return kneighbors(a, b, progress=progress, **kw), kneighbors(b, a, **kw)
+    lattice = exact_lattice(a, b) if metric == "mixed" else None
     (d_ab, i_ab), (d_ba, i_ba) = _both_ways_screened(
-        a, b, k=k, metric=metric, n_jobs=n_jobs, tally=Tally(progress, STAGE, n_a)
+        a, b, k=k, metric=metric, n_jobs=n_jobs, tally=Tally(progress, STAGE, n_a), lattice=lattice
     )
-    if metric == "mixed":
-        lattice = exact_lattice(a, b)
-        d_ab, d_ba = snap_to_lattice(d_ab, lattice), snap_to_lattice(d_ba, lattice)
-    return (d_ab, i_ab), (d_ba, i_ba)
+    return (snap_to_lattice(d_ab, lattice), i_ab), (snap_to_lattice(d_ba, lattice), i_ba)
 
 
 def _both_ways_screened(
-    A: Table, B: Table, *, k: int, metric: str, n_jobs: int, tally: Tally
+    A: Table, B: Table, *, k: int, metric: str, n_jobs: int, tally: Tally, lattice: int | None = None
 ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
     """One pass over the ``A x B`` proxies of a symmetric screen serves ``A -> B`` and ``B -> A``."""
-    screen = screening.Screen(B, metric, symmetric=True)
+    screen = screening.Screen(B, metric, symmetric=True, lattice=lattice)
     n_a, n_b = _n_rows(A), _n_rows(B)
     kk_row, kk_col = min(k + 2, n_b), min(k + 2, n_a)
     n_parts = max(1, min(n_jobs, -(-n_a // screening._SCREEN_ROWS)))
@@ -395,6 +424,41 @@ def _both_ways_screened(
         bad = np.flatnonzero(~ok)
         if bad.size:
             d[bad], i[bad] = _screened_search(
-                _take(q, bad), r, k=k, metric=metric, exclude_self=False, n_jobs=n_jobs, tally=_SILENT
+                _take(q, bad),
+                r,
+                k=k,
+                metric=metric,
+                exclude_self=False,
+                n_jobs=n_jobs,
+                tally=_SILENT,
+                lattice=lattice,
             )
     return (dist_ab, idx_ab), (dist_ba, idx_ba)
+
+
+def search_block(
+    query: Table,
+    reference: Table,
+    q0: int,
+    q1: int,
+    r0: int,
+    r1: int,
+    k: int,
+    self_block: bool,
+    metric: str,
+    mode: str,
+    lattice: int | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The ``k`` nearest of the query rows ``q0:q1`` among the reference rows ``r0:r1`` (a pure function
+    of its arguments: a block task may run twice). Distances on ``lattice``, indices into ``reference``."""
+    q, r = _take(query, slice(q0, q1)), _take(reference, slice(r0, r1))
+    if mode == "kdtree":
+        d, i = _tree_search(q, r, k=k, metric=metric, exclude_self=self_block, tally=_SILENT)
+    elif mode == "blocked":
+        d, i = _blocked_search(q, r, k, metric, self_block, DEFAULT_BLOCK_BYTES, 1, _SILENT, lattice)
+    else:
+        d, i = _screened_search(
+            q, r, k=k, metric=metric, exclude_self=self_block, n_jobs=1, tally=_SILENT,
+            prune=mode == "pruned", lattice=lattice,
+        )  # fmt: skip
+    return snap_to_lattice(d, lattice), i + r0

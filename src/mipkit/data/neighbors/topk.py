@@ -1,7 +1,8 @@
 """Top-k selection: the ``k`` smallest entries of each row (or column) of distance and proxy blocks.
 
-Candidate sets are unordered (``argpartition``); the final order is always :func:`first_k`, a stable sort
-of the exact distances, so that ties keep candidate order.
+Candidate sets are unordered (``argpartition``); the final order is always :func:`first_k`: ascending exact
+distance, ties by the smaller reference index (the one tie rule of every search, so that searches split in
+any way give the same answer).
 """
 
 from __future__ import annotations
@@ -10,8 +11,9 @@ import numpy as np
 
 
 def first_k(dist: np.ndarray, cand: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """The ``k`` smallest ``dist`` of each row, ascending (a stable sort), with their ``cand`` entries."""
-    order = np.argsort(dist, axis=1, kind="stable")[:, :k]
+    """The ``k`` smallest ``dist`` of each row, ascending, ties by the smaller ``cand`` entry (the reference
+    index), with their ``cand`` entries."""
+    order = np.lexsort((np.broadcast_to(cand, dist.shape), dist), axis=-1)[:, :k]
     return np.take_along_axis(dist, order, axis=1), np.take_along_axis(cand, order, axis=1)
 
 

@@ -19,16 +19,19 @@ from mipkit._validation import (
     check_probability,
 )
 from mipkit.attacks.linkability import check_aux_columns
+from mipkit.data.neighbors.blocks import DEFAULT_BLOCK_ROWS
 from mipkit.metrics.nnaa import INTERVALS
 from mipkit.workflows._shape import VerbConfig
 from mipkit.workflows.audit_synthetic.verdict import VERDICT_METRICS
 
-__all__ = ["ATTACKS", "CHECKS", "AuditSyntheticConfig"]
+__all__ = ["ATTACKS", "BACKENDS", "CHECKS", "AuditSyntheticConfig"]
 
 #: The parts of the audit (``checks``).
 CHECKS = ("nnaa", "dcr", "inference")
 #: The attribute-inference attacks (``attacks``).
 ATTACKS = ("nearest", "model")
+#: Where the exact neighbour searches run (``backend``).
+BACKENDS = ("local", "ray")
 _OWNER = "audit_synthetic"
 
 
@@ -68,12 +71,13 @@ class AuditSyntheticConfig(VerbConfig):
     metric : {"mixed", "euclidean"}
         Distance for NNAA and DCR (attribute inference always uses the mixed distance).
     max_nnaa_rows : int, optional
-        Cap on the size of each of the four NNAA sets (subsampled at random).
+        Cap on the size of each of the four NNAA sets (subsampled at random; ``None``: the whole tables).
+        The results say when a set was subsampled.
     max_dcr_rows : int, optional
-        Cap on the training and holdout records scored by DCR (subsampled at random).
+        Cap on the training and holdout records scored by DCR (subsampled at random; ``None``: all).
     max_protection_rows : int, optional
         Cap on the synthetic records of the SDMetrics-style baseline / overfitting protection scores
-        (medians and shares: 10,000 records pin them down to about +-0.01).
+        (medians and shares: 10,000 records pin them down to about +-0.01; ``None``: all).
     n_bootstrap : int
         Replicates of the record bootstrap (``nnaa_interval="record-bootstrap"`` only).
     checks : sequence of {"nnaa", "dcr", "inference"}
@@ -111,7 +115,17 @@ class AuditSyntheticConfig(VerbConfig):
     random_state : int, optional
         Seed of every random step (splits, subsamples, bootstrap, target draws), >= 0.
     n_jobs : int
-        Threads of the neighbour searches, >= 1.
+        Threads of the neighbour searches, >= 1 (with ``backend="ray"`` and no ``address``: the CPUs of the
+        local Ray instance).
+    backend : {"local", "ray"}
+        Where the exact neighbour searches run: on this machine's threads (default), or on Ray in blocks of
+        at most ``block_rows`` query rows x ``block_rows`` reference rows, one Ray task each, merged exactly
+        (:mod:`mipkit.data.neighbors.grid`; the same neighbours, distances and results as local).
+    address : str, optional
+        The Ray cluster to join (``backend="ray"`` only); default: a local Ray instance on loopback.
+    block_rows : int
+        Rows of each side of a block (``backend="ray"``); the memory one task holds follows from it
+        (:func:`mipkit.data.neighbors.blocks.task_bytes`, stated in the results).
     singling_out : int, optional
         Predicates per singling-out mode (univariate and multivariate), scored against the non-member set
         (:mod:`mipkit.metrics.singling_out`); ``None`` (default): not run.
@@ -157,12 +171,16 @@ class AuditSyntheticConfig(VerbConfig):
     linkability_neighbors: int = 1
     quality_target: str | None = None
     id_column: str | None = None
+    backend: str = "local"
+    address: str | None = None
+    block_rows: int = DEFAULT_BLOCK_ROWS
 
     def check(self) -> None:
         """Refuse a bad setting with one line; lists become tuples."""
         self._check_columns()
         self._check_sizes()
         check_choice("metric", self.metric, ("mixed", "euclidean"), owner=_OWNER)
+        self._check_backend()
         check_choice("nnaa_interval", self.nnaa_interval, INTERVALS, owner=_OWNER)
         check_choice("fail_metric", self.fail_metric, VERDICT_METRICS, owner=_OWNER)
         set_ = object.__setattr__
@@ -206,6 +224,19 @@ class AuditSyntheticConfig(VerbConfig):
                 f"The id column {self.id_column!r} names the records: it cannot be a secret or a known "
                 "column."
             )
+
+    def _check_backend(self) -> None:
+        """A backend of :data:`BACKENDS`; an address only for Ray; a block of at least one row."""
+        check_choice("backend", self.backend, BACKENDS, owner=_OWNER)
+        if self.address is not None and (
+            self.backend != "ray" or not isinstance(self.address, str) or not self.address.strip()
+        ):
+            raise MipkitValueError(
+                f"The 'address' parameter of {_OWNER} names a Ray cluster: it needs backend='ray' and a "
+                f"non-empty address. Got address={self.address!r} with backend={self.backend!r}."
+            )
+        rows = check_positive_int("block_rows", self.block_rows, owner=_OWNER)
+        object.__setattr__(self, "block_rows", rows)
 
     def _check_sizes(self) -> None:
         """Counts >= 1 (caps may be None), refits and a seed >= 0."""

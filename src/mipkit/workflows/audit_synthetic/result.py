@@ -73,6 +73,12 @@ class AuditSyntheticResult:
         (:func:`mipkit.synthesizers.audit_bounds.certified_audit_bounds`; ``None``: no certificate given).
     quality : dict or None
         The utility report (:func:`mipkit.synthesizers.quality_report.quality_report`; ``None``: not asked).
+    samples : dict
+        For NNAA, DCR and the protection scores: all records or a random subsample, and which cap
+        (:func:`mipkit.workflows.audit_synthetic.scale.sample_record`).
+    backend : dict
+        Where the neighbour searches ran: local threads, or Ray blocks with their number and the bytes one
+        task holds (:func:`mipkit.workflows.audit_synthetic.scale.backend_record`).
     """
 
     inputs: dict
@@ -91,6 +97,8 @@ class AuditSyntheticResult:
     copies: dict | None = None
     certified: dict | None = None
     quality: dict | None = None
+    samples: dict = field(default_factory=dict)
+    backend: dict = field(default_factory=lambda: {"name": "local"}, compare=False)
 
     @property
     def verdict(self) -> dict:
@@ -133,6 +141,8 @@ class AuditSyntheticResult:
             "inference": {s: r.to_dict(conf) for s, r in self.inference.items()},
             "inference_family": self.inference_family,
             "timings_s": self.timings_s,
+            "samples": self.samples,
+            "backend": self.backend,
         }
         if self.copies is not None:
             blocks["copies"] = self.copies
@@ -285,9 +295,10 @@ class AuditSyntheticResult:
                 add("singling_out", None, mode, "control_success_equal_size", eq["control_success"])
             if r["risk"] is not None:
                 add("singling_out", None, mode, "risk", r["risk"]["value"], r["risk"]["ci"])
-            if r.get("extrapolated"):
-                rk = r["extrapolated"]["risk"]
-                add("singling_out", None, mode, "risk_extrapolated", rk["value"], rk["ci"])
+            if r.get("training_size"):  # the risk's range over the bounds on the control's success there
+                rk = r["training_size"]["risk"]
+                add("singling_out", None, mode, "risk_training_size_lowest", rk["bounds"][0], rk["ci"])
+                add("singling_out", None, mode, "risk_training_size_highest", rk["bounds"][1], rk["ci"])
         lk = res.get("linkability")
         if lk is not None:
             name = f"nearest_{lk['n_neighbors']}"

@@ -64,6 +64,7 @@ from mipkit.workflows.audit_synthetic.measure import (
 )
 from mipkit.workflows.audit_synthetic.release import SyntheticRelease
 from mipkit.workflows.audit_synthetic.result import AuditSyntheticResult
+from mipkit.workflows.audit_synthetic.scale import backend_record, sample_record, search_backend
 
 __all__ = ["audit_synthetic"]
 
@@ -156,25 +157,16 @@ def audit_synthetic(
     c = AuditSyntheticConfig() if config is None else config
     data = _without_id(data, c.id_column)
     schema = _check(data, c)
-    seeds = spawn_seeds(c.random_state, 4 + len(c.secrets))
     enc = _encode(data, c, schema)
     ties = None if enc is None else exact_ties(schema, c.metric, enc.original, enc.synthetic)
     timings: dict[str, float] = {}
-    t0 = time.perf_counter()
-    nnaa = None
-    if enc is not None and enc.nonmember is not None and "nnaa" in c.checks:
-        nnaa = nnaa_stage(enc, c, seeds[0], progress)
-    timings["nnaa"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    dcr: dict = {"scores": empty_scores(), "copies": None}
-    if "dcr" in c.checks:
-        copy_seed = None if c.random_state is None else np.random.SeedSequence([int(c.random_state), 12])
-        dcr = dcr_stage(enc, c, [*seeds[1:4], copy_seed], progress)
-    timings["dcr"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    inference = inference_stage(data, c, schema, seeds[4:], progress) if "inference" in c.checks else {}
-    timings["inference"] = time.perf_counter() - t0
-    anonymity = anonymity_stage(data, c, schema, progress, timings)
+    with search_backend(c) as plan:
+        nnaa, dcr, inference, anonymity = _measure(data, c, schema, enc, progress, timings)
+    nonmember, _ = data.nonmember
+    sizes = {"n_original": len(data.original), "n_synthetic": len(data.synthetic),
+             "n_nonmember": None if nonmember is None else len(nonmember)}  # fmt: skip
+    scored = dcr["scores"]["member"].to_numpy()
+    dcr_rows = (int((scored == 1).sum()), int((scored == 0).sum())) if "dcr" in c.checks else None
     per_target = [r.per_target.assign(secret=s) for s, r in inference.items()]
     n_other = headline_size(nnaa=nnaa is not None, copies=dcr["copies"], inference=False)
     result = AuditSyntheticResult(
@@ -190,9 +182,35 @@ def audit_synthetic(
         scores=dcr["scores"],
         inference_targets=pd.concat(per_target, ignore_index=True) if per_target else pd.DataFrame(),
         timings_s=timings,
+        samples=sample_record(c, sizes, None if nnaa is None else nnaa.n, dcr_rows),
+        backend=backend_record(c, plan),
         **anonymity,
     )
     return _with_extras(result, data, c, progress)
+
+
+def _measure(
+    data: SyntheticRelease, c: AuditSyntheticConfig, schema: TableSchema, enc: Encoded | None,
+    progress: Progress | None, timings: dict[str, float],
+) -> tuple:  # fmt: skip
+    """The stages, each timed: NNAA, DCR, attribute inference, singling out and linkability."""
+    seeds = spawn_seeds(c.random_state, 4 + len(c.secrets))
+    t0 = time.perf_counter()
+    nnaa = None
+    if enc is not None and enc.nonmember is not None and "nnaa" in c.checks:
+        nnaa = nnaa_stage(enc, c, seeds[0], progress)
+    timings["nnaa"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    dcr: dict = {"scores": empty_scores(), "copies": None}
+    if "dcr" in c.checks:
+        copy_seed = None if c.random_state is None else np.random.SeedSequence([int(c.random_state), 12])
+        dcr = dcr_stage(enc, c, [*seeds[1:4], copy_seed], progress)
+    timings["dcr"] = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    inference = inference_stage(data, c, schema, seeds[4:], progress) if "inference" in c.checks else {}
+    timings["inference"] = time.perf_counter() - t0
+    anonymity = anonymity_stage(data, c, schema, progress, timings)
+    return nnaa, dcr, inference, anonymity
 
 
 def _with_extras(
