@@ -24,6 +24,17 @@ COMMANDS = {
     "inference_leak_bankchurners": f"{PY}inference_null_bankchurners.py --splits 10 --leak 0.3",
     "aim_memory_maps": f"OMP_NUM_THREADS=1 {PY}aim_memory_maps.py --rounds 3",
     "aim_memory_maps_no_clearing": f"OMP_NUM_THREADS=1 {PY}aim_memory_maps.py --keep --rounds 3",
+    "aim_round_iters": f"OMP_NUM_THREADS=1 {PY}aim_round_iters.py --round-iters 1000 100",
+    "aim_round_iters_numpy_select": (
+        f"OMP_NUM_THREADS=1 nice {PY}aim_round_iters.py --round-iters 1000 --tag numpy_select"
+    ),
+    "aim_round_iters_cpu_numpy": (
+        f"OMP_NUM_THREADS=1 {PY}aim_round_iters.py --round-iters 1000 --select numpy --tag cpu_numpy"
+    ),
+    "aim_round_iters_cpu_mbi": (
+        f"OMP_NUM_THREADS=1 {PY}aim_round_iters.py --round-iters 1000 --select mbi --tag cpu_mbi"
+    ),
+    "ctgan_bankchurners_epochs": f"OMP_NUM_THREADS=1 {PY}ctgan_bankchurners_epochs.py --epochs 100 300",
     "nnaa_dcr_scale_cli_slower_machine": f"{PY}nnaa_dcr_scale.py --skip numeric,mixed,peer --cli-rows 100000",
     "nnaa_interval_coverage_n1000": f"{PY}nnaa_interval_coverage.py --n 1000 --reps 100 "
     "--out benchmarks/results/nnaa_interval_coverage_n1000.json",
@@ -85,6 +96,23 @@ def aim_diagnostics(d: dict) -> str:
         f"sampling: largest L1 {d['sampling']['max_l1']:.4f}; BankChurners epsilon 3: AIM utility AUC "
         f"{aim['utility_auc']:.3f} ({aim['rounds']} rounds), MST {mst['utility_auc']:.3f}"
     )
+
+
+def aim_round_iters(d: dict) -> str:
+    def one(r: dict) -> str:
+        select = f" ({r['select']} marginals)" if "select" in r else ""
+        cpu = f", {r['fit_cpu_seconds']:.0f} s CPU" if "fit_cpu_seconds" in r else ""
+        return (
+            f"{r['round_iters']} refit iterations{select}: {r['rounds']} rounds, "
+            f"{r['fit_seconds']:.0f} s{cpu} ({r['seconds'].get('compile', 0.0):.0f} s compiling), "
+            f"workload error {r['workload_error']:.4f}, utility AUC {r['utility_auc']:.3f}"
+        )
+
+    return "; ".join(one(r) for r in d["rows"])
+
+
+def ctgan_epochs(d: dict) -> str:
+    return "; ".join(f"{r['name']}: utility AUC {r['utility_auc']:.3f}" for r in d["rows"])
 
 
 def aim_memory_maps(d: dict) -> str:
@@ -257,6 +285,8 @@ def rmia(d: dict) -> str:
 
 def singling(d: dict) -> str:
     s = d["summary"]
+    if "ratio_total" not in s:  # anonymeter's figures from an earlier run: its risks, no time ratio
+        return f"mipkit {s['mipkit_total_s']:.1f} s; anonymeter's risks from {s['anonymeter_source']}"
     return (
         f"mipkit {s['mipkit_total_s']:.1f} s, anonymeter {s['anonymeter_total_s']:.1f} s "
         f"(x{s['ratio_total']:.1f})"
@@ -313,6 +343,14 @@ def dpwgan_configs(d: dict) -> str:
     return (
         f"{len(d['rows'])} configurations: utility AUC {min(aucs):.2f}-{max(aucs):.2f}, categories never "
         f"generated {min(lost):.0%}-{max(lost):.0%}"
+    )
+
+
+def dpwgan_clip(d: dict) -> str:
+    return "; ".join(
+        f"eps {r['epsilon']:g}: utility AUC {r['utility_auc']:.3f}, categories never generated "
+        f"{r['categories_never_generated']:.0%}, {r['seconds']:.0f} s"
+        for r in d["rows"]
     )
 
 
@@ -398,6 +436,8 @@ HEADLINES: dict[str, Callable[[dict], str]] = {
     "accounting_vs_dp_accounting": accounting,
     "aim_diagnostics": aim_diagnostics,
     "aim_memory_maps": aim_memory_maps,
+    "aim_round_iters": aim_round_iters,
+    "ctgan_bankchurners_epochs": ctgan_epochs,
     "audit_adult": audit_adult,
     "audit_adult/": audit_folder,
     "audit_fitted_adult": audit_fitted,
@@ -409,6 +449,7 @@ HEADLINES: dict[str, Callable[[dict], str]] = {
     "certified_bounds_calibration": certified_bounds,
     "dp_lower_bounds_vs_peer": dp_lower_bounds,
     "dpsgd_adult": dpsgd,
+    "dpwgan_clip_adult": dpwgan_clip,
     "engine_throughput": engine,
     "fig1_mip_vs_dp": lambda d: (
         f"published / Theorem A noise at eta 0.05: {d['published_over_theorem_a_at_0.05']:.0f}x"

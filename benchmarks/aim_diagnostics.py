@@ -37,10 +37,10 @@ def planted_table(n: int = 3000, seed: int = 0) -> pd.DataFrame:
 
 
 def sampling_check() -> dict:
-    from mipkit.synthesizers.peers_mbi import AIMSynthesizer
+    from mipkit.synthesizers.aim import AIMSynthesizer
 
     df = planted_table()
-    m = AIMSynthesizer(epsilon=50.0, max_rounds=12, iters=300, round_iters=50, random_state=0).fit(df)
+    m = AIMSynthesizer(epsilon=50.0, rounds=12, iters=300, round_iters=50, random_state=0).fit(df)
     # mbi's attributes are column positions (mipkit.synthesizers.peers_mbi)
     sampled = m._mbi.Dataset(m.disc_.encode_positions(m.sample(200_000)), m.model_.domain)
     l1 = {}
@@ -52,7 +52,8 @@ def sampling_check() -> dict:
 
 
 def budget_check() -> dict:
-    from mipkit.synthesizers.peers_mbi import AIMSynthesizer, MSTSynthesizer
+    from mipkit.synthesizers.aim import AIMSynthesizer
+    from mipkit.synthesizers.peers_mbi import MSTSynthesizer
     from mipkit.synthesizers.quality import utility_auc
 
     train, test = load_bankchurners()
@@ -61,7 +62,7 @@ def budget_check() -> dict:
     out = {"real_corr": {c: float(np.corrcoef(real, train[c].astype(float))[0, 1]) for c in PREDICTORS}}
     for name, synth in (
         ("mst", MSTSynthesizer(epsilon=3.0, iters=300, random_state=0)),
-        ("aim", AIMSynthesizer(epsilon=3.0, max_rounds=12, round_iters=50, iters=300, random_state=0)),
+        ("aim", AIMSynthesizer(epsilon=3.0, rounds=40, round_iters=50, iters=300, random_state=0)),
     ):
         clock = time.perf_counter()
         syn = synth.fit(train).sample(len(train))

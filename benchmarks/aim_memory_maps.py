@@ -45,7 +45,9 @@ def main() -> None:
         if done >= args.rounds:
             raise Enough
 
-    synth = peers_mbi.AIMSynthesizer(epsilon=3.0, max_rounds=64, random_state=0, progress=progress)
+    from mipkit.synthesizers.aim import AIMSynthesizer
+
+    synth = AIMSynthesizer(epsilon=3.0, rounds=64, round_iters=100, random_state=0, progress=progress)
     with contextlib.suppress(Enough):
         synth.fit(train)
     name = "aim_memory_maps" + ("_no_clearing" if args.keep else "")

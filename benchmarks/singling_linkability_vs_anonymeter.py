@@ -19,7 +19,7 @@ table also gives mipkit's risk with anonymeter's denominator.
 Run: ``.venv/bin/python benchmarks/singling_linkability_vs_anonymeter.py`` (about 2 minutes on 2 cores).
 
 Without anonymeter's venv (``benchmarks/envs/anonymeter``) the anonymeter columns are those of the last
-run that had it, read from the results file (``anonymeter_source`` says so).
+run that had it, read from the results file (``anonymeter_source`` says so), and no time ratio is given.
 
 ``--null-check``: false alarms of the two singling-out comparisons when training, control and synthetic
 records are independent draws of one population: simulated tables (2,000 / 500 / 2,000 distinct rows, 200
@@ -191,12 +191,12 @@ def null_check(repeats: int = 200, adult_repeats: int = 20, seed: int = 11) -> d
         print(f"{key}: {k}/{repeats} 95% intervals exclude 0 under the null", flush=True)
     t = time.perf_counter()
     adult = _adult_null(adult_repeats, seed)
+
     def cp(k: int) -> list:
         return list(clopper_pearson(k, adult_repeats))
 
     shares = {
-        key: {"excluding_0": k, "share": k / adult_repeats, "share_ci": cp(k)}
-        for key, k in adult.items()
+        key: {"excluding_0": k, "share": k / adult_repeats, "share_ci": cp(k)} for key, k in adult.items()
     }
     out["adult"] = {"repeats": adult_repeats, "seconds": time.perf_counter() - t, "sizes": [8000, 2000, 8000],
                     **shares}  # fmt: skip
@@ -306,9 +306,10 @@ def main() -> None:
                 mipkit_inside=bool(clip[0] <= hi and lo <= clip[1]),  # the range meets its interval
                 anonymeter_inside=bool(risk["ci"][0] <= a["risk"] <= risk["ci"][1]),
                 overlap=bool(risk["ci"][0] <= hi and lo <= risk["ci"][1]),
-                ratio=a["time_s"] / m["time_s"],
             )
-            if name == "linkability":
+            if anon_source == "this run":  # times compare only when both ran back to back
+                row["ratio"] = a["time_s"] / m["time_s"]
+            if name == "linkability" and "ratio" in row:
                 row["ratio_warm"] = anon["linkability_warm"]["time_s"] / m["time_s"]
         rows.append(row)
         a_txt = f"{a['risk']:.3f} [{a['risk_ci'][0]:.3f}, {a['risk_ci'][1]:.3f}]" if a else "n/a"
@@ -320,7 +321,7 @@ def main() -> None:
     summary = {"mipkit_total_s": t_ours, "mipkit_schema_s": t_schema, "load_avg_start": load0,
                "load_avg_end": os.getloadavg()[0], "settings": vars(args), "aux_cols": AUX,
                "anonymeter_source": anon_source if anon else None}  # fmt: skip
-    if anon:
+    if anon and anon_source == "this run":
         a_total = sum(anon[k]["time_s"] for k in ("univariate", "multivariate", "linkability_first"))
         summary.update(anonymeter_total_s=a_total, anonymeter_import_s=anon["import_s"],
                        ratio_total=a_total / t_ours)  # fmt: skip

@@ -13,8 +13,11 @@ many rows, and measure
 * the certified bounds of the synthesizer's certificate beside them, with violations flagged;
 * wall time of fit + sample.
 
-Methods: ``dpwgan-gp``, ``dpwgan-gp-scaled`` (mipkit), ``aim``, ``mst`` (private-pgm's ``mbi``), ``ctgan``
-(non-private, once), and DP-CTGAN / PATE-CTGAN from ``smartnoise-synth`` when its own environment exists
+Methods: ``dpwgan-gp``, ``dpwgan-gp-scaled``, ``dpwgan-clip`` (mipkit; ``--device cuda`` trains
+``dpwgan-clip``'s networks on a GPU), ``aim`` (as published: 16 d rounds, 1,000 refit
+iterations), ``aim-target`` (AIM with the target workload: ``params={"target": <target column>}``), ``mst``
+(private-pgm's ``mbi``), ``ctgan`` (non-private, once per seed), and DP-CTGAN / PATE-CTGAN from
+``smartnoise-synth`` when its own environment exists
 (``python3 -m venv benchmarks/envs/smartnoise && benchmarks/envs/smartnoise/bin/pip install
 smartnoise-synth==1.0.8 packaging``; it pins its own torch and pandas, so it cannot share mipkit's).
 
@@ -22,7 +25,10 @@ Run: ``.venv/bin/python benchmarks/synthesizers_adult.py [--quick] [--methods ..
 ``--quick``: 4,000 training rows, epsilon 3, short runs (a smoke test of the whole pipeline, minutes).
 ``--jobs 2``: cells side by side in two processes, longest first (one run that times every method under one
 load: ``--epsilons 3 --tag speed3 --jobs 2``, about 2 h; a ``_speed`` run is left out of the README tables).
-smartnoise's process seeds Python's, NumPy's and torch's global generators with ``--seed`` (it takes no seed).
+``--seeds 0 1 2``: each (method, epsilon) cell once per seed (the synthesizer's noise and sampling seeds;
+the utility classifier is the same, seed 0, for every method and seed); ``synthesizers_tables.py`` reports
+the mean over seeds with a t-interval. smartnoise's process seeds Python's, NumPy's and torch's global
+generators with the cell's seed (it takes no seed).
 Results: ``benchmarks/results/synthesizers_adult[_small][_<tag>].{json,md}`` (``--quick``: ``_small``).
 """
 
@@ -47,7 +53,10 @@ COLUMNS = [
     "age", "type_employer", "fnlwgt", "education", "education_num", "marital", "occupation",
     "relationship", "race", "sex", "capital_gain", "capital_loss", "hr_per_week", "country", "income",
 ]  # fmt: skip
-METHODS = ["dpwgan-gp", "dpwgan-gp-scaled", "aim", "mst", "ctgan", "dpctgan", "patectgan"]
+#: The utility classifier's seed: the same gradient-boosting classifier for every method, epsilon and seed.
+CLASSIFIER_SEED = 0
+METHODS = ["dpwgan-gp", "dpwgan-gp-scaled", "dpwgan-clip", "aim", "aim-target", "mst", "ctgan",
+           "dpctgan", "patectgan"]  # fmt: skip
 
 
 def load_adult() -> tuple[pd.DataFrame, pd.DataFrame]:
@@ -72,9 +81,12 @@ ADULT = {
 OPTIONS = {
     "dpwgan-gp": ({}, {"n_generator": 40}),
     "dpwgan-gp-scaled": ({}, {"n_generator": 40}),
-    "aim": ({"max_rounds": 64}, {"max_rounds": 8, "round_iters": 50, "iters": 300}),
+    "dpwgan-clip": ({}, {"steps": 300}),
+    "aim": ({}, {"rounds": 32, "round_iters": 50, "iters": 300}),  # full: as published
+    "aim-target": ({}, {"rounds": 32, "round_iters": 50, "iters": 300}),  # AIM, the target workload
     "mst": ({}, {"iters": 300}),
-    "ctgan": ({"epochs": 100}, {"epochs": 5}),
+    "ctgan": ({"epochs": 300}, {"epochs": 5}),  # 100 leave BankChurners' attrition independent of its
+    # predictors (benchmarks/ctgan_bankchurners_epochs.py); 300 is ctgan's own default
     "dpctgan": ({"epochs": 100}, {"epochs": 5}),
     "patectgan": ({"epochs": 100}, {"epochs": 5}),
 }
@@ -144,7 +156,9 @@ def run_smartnoise(
     return synth, wall, {"preprocessor_epsilon": pre, "domain": domain}
 
 
-def evaluate(ds: dict, method: str, epsilon: float | None, args, train, test, real_auc: float) -> dict:
+def evaluate(
+    ds: dict, method: str, epsilon: float | None, seed: int, args, train, test, real_auc: float
+) -> dict:
     from mipkit.synthesizers.audit_bounds import certified_audit_bounds
     from mipkit.synthesizers.certificate import certificate_from_dp
     from mipkit.synthesizers.preprocess import infer_domain
@@ -154,32 +168,42 @@ def evaluate(ds: dict, method: str, epsilon: float | None, args, train, test, re
 
     full, quick = OPTIONS[method]
     opts = quick if args.quick else full
-    row: dict = {"dataset": ds["name"], "method": method, "epsilon": epsilon, "delta": args.delta}
+    if method == "dpwgan-clip":
+        opts = {**opts, "device": args.device}
+    row: dict = {
+        "dataset": ds["name"],
+        "method": method,
+        "epsilon": epsilon,
+        "seed": seed,
+        "delta": args.delta,
+    }
     if method in ("dpctgan", "patectgan"):
         if not SMARTNOISE_PY.exists():
             return {**row, "skipped": f"no smartnoise venv at {SMARTNOISE_PY}"}
         with tempfile.TemporaryDirectory() as tmp:
             synth, seconds, extra = run_smartnoise(
-                method, train, epsilon, args.delta, len(train), opts["epochs"], Path(tmp), args.seed
+                method, train, epsilon, args.delta, len(train), opts["epochs"], Path(tmp), seed
             )
         cert = certificate_from_dp(method=method, epsilon=epsilon, delta=args.delta, details=extra)
         row["seconds"] = seconds
     else:
         # a killed AIM or DP-WGAN-GP fit continues from its checkpoint (git-ignored: model state of real data)
         tag = ("_small" if args.quick else "") + (f"_{args.tag}" if args.tag else "")
-        ckpt = RESULTS / "checkpoints" / f"{ds['name']}{tag}_{method}_{epsilon}"
+        ckpt = RESULTS / "checkpoints" / f"{ds['name']}{tag}_{method}_{epsilon}_{seed}"
         # the domain read from the training data, passed as public: the assumption of every method here
         # (mipkit synthesize would otherwise estimate it with differential privacy from 10% of epsilon)
         domain = None if method == "ctgan" else infer_domain(train)
+        if method == "aim-target":  # AIM whose workload is the 3-way marginals with the target column
+            opts = {**opts, "target": ds["target"]}
         res = synthesize(
             PrivateTable(train, domain),
             SynthesizeConfig(
-                method=method,
+                method="aim" if method == "aim-target" else method,
                 epsilon=None if method == "ctgan" else epsilon,
                 delta=args.delta,
                 rows=len(train),
-                random_state=args.seed,
-                noise_seed=args.seed,
+                random_state=seed,
+                noise_seed=seed,
                 params=opts,
             ),
             checkpoint=ckpt,
@@ -201,10 +225,10 @@ def evaluate(ds: dict, method: str, epsilon: float | None, args, train, test, re
             row["noise_multiplier"] = cert.calibration.get("noise")
     row["options"] = opts
     row["utility_auc"] = utility_auc(
-        synth, test, target=ds["target"], positive=ds["positive"], seed=args.seed
+        synth, test, target=ds["target"], positive=ds["positive"], seed=CLASSIFIER_SEED
     )
     row["real_auc"] = real_auc
-    row.update(fidelity(train, synth, seed=args.seed))
+    row.update(fidelity(train, synth, seed=seed))
     row["mode_collapse_share"] = mode_collapse_share(train, synth)
     row["positive_rate"] = float((synth[ds["target"]].astype(str) == ds["positive"]).mean())
     t = time.perf_counter()
@@ -212,7 +236,7 @@ def evaluate(ds: dict, method: str, epsilon: float | None, args, train, test, re
         SyntheticRelease(train, synth, holdout=test),
         AuditSyntheticConfig(
             secrets=ds["secrets"], n_attacks=args.n_attacks, max_nnaa_rows=args.max_audit_rows,
-            max_dcr_rows=args.max_audit_rows, n_bootstrap=200, random_state=args.seed,
+            max_dcr_rows=args.max_audit_rows, n_bootstrap=200, random_state=seed,
         ),
     )  # fmt: skip
     row["audit_seconds"] = time.perf_counter() - t
@@ -255,17 +279,16 @@ def markdown(rows: list[dict]) -> str:
         return "n/a" if x is None else f"{x:.{nd}f}"
 
     for r in rows:
+        label = r["method"] + (f" s{r['seed']}" if "seed" in r else "")
         if "skipped" in r or "error" in r:
-            lines.append(
-                f"| {r['method']} | {r['epsilon']} | {r.get('skipped') or r.get('error')} |" + " |" * 11
-            )
+            lines.append(f"| {label} | {r['epsilon']} | {r.get('skipped') or r.get('error')} |" + " |" * 11)
             continue
         cert = r["certificate"]
         tpr_cert = cert["tpr_at_fpr"].get("0.01") if cert["certified"] else None
         pis = " / ".join(f(v.get("precision_improvement"), 2) for v in r["inference"].values())
         util = ONE_CLASS if r["utility_auc"] is None else f(r["utility_auc"])
         lines.append(
-            f"| {r['method']} | {r['epsilon'] if r['epsilon'] is not None else '-'} | "
+            f"| {label} | {r['epsilon'] if r['epsilon'] is not None else '-'} | "
             f"{util} ({f(r['real_auc'])}) | {f(r['tvd_1way'])} | {f(r['tvd_2way'])} | "
             f"{f(r['correlation_difference'])} | {f(r['mode_collapse_share'], 2)} | "
             f"{f(r['nnaa_privacy_loss'])} | "
@@ -281,11 +304,12 @@ def main(ds: dict = ADULT, argv: list[str] | None = None) -> None:
     ap.add_argument("--methods", nargs="+", default=METHODS)
     ap.add_argument("--epsilons", nargs="+", type=float, default=None)
     ap.add_argument("--delta", type=float, default=1e-5)
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seeds", nargs="+", type=int, default=[0])
     ap.add_argument("--n-attacks", type=int, default=None)
     ap.add_argument("--max-audit-rows", type=int, default=None)
     ap.add_argument("--rows", type=int, default=None, help="subsample the training table")
     ap.add_argument("--tag", default="")
+    ap.add_argument("--device", default="cpu", help="torch device of dpwgan-clip's networks: cpu or cuda")
     ap.add_argument(
         "--jobs", type=int, default=1,
         help="cells run side by side in this many processes (one run times every method under one load)",
@@ -297,36 +321,50 @@ def main(ds: dict = ADULT, argv: list[str] | None = None) -> None:
     train, test = ds["load"]()
     n = args.rows or (4000 if args.quick else None)
     if n is not None and n < len(train):
-        train = train.sample(n, random_state=args.seed).reset_index(drop=True)
+        train = train.sample(n, random_state=args.seeds[0]).reset_index(drop=True)
     from mipkit.synthesizers.quality import utility_auc
 
-    real_auc = utility_auc(train, test, target=ds["target"], positive=ds["positive"], seed=args.seed)
+    real_auc = utility_auc(train, test, target=ds["target"], positive=ds["positive"], seed=CLASSIFIER_SEED)
     print(f"{ds['name']}: train {len(train)}, test {len(test)}, real AUC {real_auc:.3f}", flush=True)
     suffix = ("_small" if args.quick else "") + (f"_{args.tag}" if args.tag else "")
     partial = RESULTS / f"synthesizers_{ds['name']}{suffix}.partial.json"
-    done = _finished_rows(partial, args)  # a killed run resumes: finished (method, epsilon) cells are kept
-    cells = [(m, eps) for m in args.methods for eps in ([None] if m == "ctgan" else eps_list)]
+    done = _finished_rows(partial, args)  # a killed run resumes: finished (method, epsilon, seed) cells kept
+    cells = [
+        (m, eps, seed)
+        for m in args.methods
+        for eps in ([None] if m == "ctgan" else eps_list)
+        for seed in args.seeds
+    ]
     rows = []
-    for method, eps in cells:
-        if (method, eps) in done:
-            rows.append(done[(method, eps)])
-            print(f"{method} eps={eps}: kept from {partial.name}", flush=True)
+    for method, eps, seed in cells:
+        if (method, eps, seed) in done:
+            rows.append(done[(method, eps, seed)])
+            print(f"{method} eps={eps} seed={seed}: kept from {partial.name}", flush=True)
     todo = [c for c in cells if c not in done]
     if args.jobs > 1:  # one run, cells side by side: longest first, so the workers finish together
         todo.sort(key=lambda c: -EXPECTED_SECONDS.get(c[0], 0) * (1 if c[1] is None else c[1]) ** 0.3)
     ds_args = {k: v for k, v in ds.items() if k != "load"}
     for row in _run_cells(todo, args.jobs, ds_args, args, train, test, real_auc):
         rows.append(row)
-        keys = ("method", "epsilon", "utility_auc", "tvd_1way", "dcr_auc", "mode_collapse_share", "seconds")
+        keys = (
+            "method",
+            "epsilon",
+            "seed",
+            "utility_auc",
+            "tvd_1way",
+            "dcr_auc",
+            "mode_collapse_share",
+            "seconds",
+        )
         print(json.dumps({k: row.get(k) for k in (*keys, "error", "skipped")}), flush=True)
         _save_partial(partial, args, rows, done)
     order = {c: i for i, c in enumerate(cells)}
-    rows.sort(key=lambda r: order.get((r["method"], r["epsilon"]), len(order)))
+    rows.sort(key=lambda r: order.get((r["method"], r["epsilon"], r.get("seed", 0)), len(order)))
     RESULTS.mkdir(parents=True, exist_ok=True)
     from mipkit.report.results import write_json_atomic
 
     meta = {"dataset": ds["name"], "train_rows": len(train), "test_rows": len(test), "real_auc": real_auc,
-            "quick": args.quick, "epsilons": eps_list, "delta": args.delta, "seed": args.seed,
+            "quick": args.quick, "epsilons": eps_list, "delta": args.delta, "seeds": args.seeds,
             "load_average": os.getloadavg(), "cpus": os.cpu_count(), "jobs": args.jobs,
             "data_sha256_16": _data_sha(ds), "command": " ".join(sys.argv)}  # fmt: skip
     write_json_atomic(RESULTS / f"synthesizers_{ds['name']}{suffix}.json", {"meta": meta, "rows": rows})
@@ -336,20 +374,24 @@ def main(ds: dict = ADULT, argv: list[str] | None = None) -> None:
 
 
 # rough fit + sample seconds of each method on Adult at epsilon 3 (only to order the cells of a --jobs run)
-EXPECTED_SECONDS = {"dpctgan": 6300, "aim": 3600, "ctgan": 1000, "patectgan": 800, "dpwgan-gp-scaled": 250,
-                    "dpwgan-gp": 200, "mst": 25}  # fmt: skip
+EXPECTED_SECONDS = {"dpctgan": 6300, "aim": 3600, "aim-target": 3600, "ctgan": 1000, "patectgan": 800,
+                    "dpwgan-gp-scaled": 250, "dpwgan-gp": 200, "dpwgan-clip": 200, "mst": 25}  # fmt: skip
 
 
-def _timed_cell(ds: dict, method: str, eps: float | None, args, train, test, real_auc: float) -> dict:
-    """One (method, epsilon) cell; a peer that breaks is reported as an error row and the grid goes on."""
+def _timed_cell(
+    ds: dict, method: str, eps: float | None, seed: int, args, train, test, real_auc: float
+) -> dict:
+    """One (method, epsilon, seed) cell; a peer that breaks is reported as an error row and the grid goes
+    on."""
     t = time.perf_counter()
     try:
-        row = evaluate(ds, method, eps, args, train, test, real_auc)
+        row = evaluate(ds, method, eps, seed, args, train, test, real_auc)
     except Exception as err:
         row = {
             "dataset": ds["name"],
             "method": method,
             "epsilon": eps,
+            "seed": seed,
             "error": f"{type(err).__name__}: {str(err)[-500:]}",  # a traceback's last lines
         }
     row["total_seconds"] = time.perf_counter() - t
@@ -360,14 +402,16 @@ def _timed_cell(ds: dict, method: str, eps: float | None, args, train, test, rea
 def _run_cells(todo: list, jobs: int, ds: dict, args, train, test, real_auc: float):
     """Yield each cell's row as it finishes: one by one (``jobs`` 1), else in ``jobs`` spawned processes."""
     if jobs <= 1:
-        for m, eps in todo:
-            yield _timed_cell(ds, m, eps, args, train, test, real_auc)
+        for m, eps, seed in todo:
+            yield _timed_cell(ds, m, eps, seed, args, train, test, real_auc)
         return
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
     with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(_timed_cell, ds, m, eps, args, train, test, real_auc) for m, eps in todo]
+        futures = [
+            pool.submit(_timed_cell, ds, m, eps, seed, args, train, test, real_auc) for m, eps, seed in todo
+        ]
         for fut in as_completed(futures):
             yield fut.result()
 
@@ -381,25 +425,26 @@ def _data_sha(ds: dict) -> dict:
 
 def _run_key(args) -> dict:
     """What must match for a finished cell of an earlier run to be reused."""
-    keys = ("quick", "delta", "seed", "n_attacks", "max_audit_rows", "rows", "jobs")
+    keys = ("quick", "delta", "n_attacks", "max_audit_rows", "rows", "jobs")
     return {k: getattr(args, k) for k in keys}
 
 
 def _finished_rows(partial: Path, args) -> dict:
-    """The cells (method, epsilon) an earlier, killed run of the same configuration finished (not errors)."""
+    """The cells (method, epsilon, seed) an earlier, killed run of the same configuration finished (not
+    errors)."""
     if not partial.exists():
         return {}
     saved = json.loads(partial.read_text())
     if saved.get("key") != _run_key(args):
         return {}
-    return {(r["method"], r["epsilon"]): r for r in saved["rows"] if "error" not in r}
+    return {(r["method"], r["epsilon"], r.get("seed", 0)): r for r in saved["rows"] if "error" not in r}
 
 
 def _save_partial(partial: Path, args, rows: list[dict], earlier: dict) -> None:
     """Finished cells so far, and those of the earlier run this one has not reached (other order)."""
     from mipkit.report.results import write_json_atomic
 
-    have = {(r["method"], r["epsilon"]) for r in rows}
+    have = {(r["method"], r["epsilon"], r.get("seed", 0)) for r in rows}
     kept = [r for key, r in earlier.items() if key not in have]
     partial.parent.mkdir(parents=True, exist_ok=True)
     write_json_atomic(partial, {"key": _run_key(args), "rows": rows + kept})

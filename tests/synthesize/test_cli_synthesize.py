@@ -226,7 +226,7 @@ def test_killed_run_resumes_from_its_checkpoint(table, domain, tmp_path, capsys)
 def test_marginal_methods_end_to_end(table, domain, tmp_path, capsys, method):
     pytest.importorskip("mbi", reason="the synth extra (mbi) is not installed")
     out = tmp_path / method
-    params = '{"iters": 50}' if method == "mst" else '{"iters": 50, "round_iters": 20, "max_rounds": 3}'
+    params = '{"iters": 50}' if method == "mst" else '{"iters": 50, "round_iters": 20, "rounds": 3}'
     argv = ["synthesize", "--data", str(table), "--method", method, "--epsilon", "3", "--rows", "40"]
     argv += ["--domain", domain]
     assert main([*argv, "--out", str(out), "--params", params, "--json"]) == 0

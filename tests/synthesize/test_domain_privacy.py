@@ -80,7 +80,7 @@ def test_no_rare_category_or_extreme_without_a_public_domain(method):
         opts = {"n_generator": 3, "n_critic": 2, "critic_hidden": [8], "sample_rate": 0.1}
     else:
         pytest.importorskip("mbi", reason="the synth extra (mbi) is not installed")
-        opts = {"iters": 50} if method == "mst" else {"iters": 50, "round_iters": 20, "max_rounds": 3}
+        opts = {"iters": 50} if method == "mst" else {"iters": 50, "round_iters": 20, "rounds": 3}
     res = synthesize(
         _leaky_table(), SynthesizeConfig(method=method, epsilon=1.0, rows=3000, random_state=0, params=opts)
     )

@@ -40,9 +40,9 @@ class Killed(Exception):
 
 
 def _aim(**kw):
-    from mipkit.synthesizers.peers_mbi import AIMSynthesizer
+    from mipkit.synthesizers.aim import AIMSynthesizer
 
-    base = {"epsilon": 5.0, "max_rounds": 6, "iters": 50, "round_iters": 20, "random_state": 2}
+    base = {"epsilon": 5.0, "rounds": 6, "iters": 50, "round_iters": 20, "random_state": 2}
     base["noise_seed"] = 4
     return AIMSynthesizer(**{**base, **kw})
 
@@ -102,7 +102,7 @@ def test_aim_drops_compiled_programs_when_they_hold_many_memory_maps(monkeypatch
     monkeypatch.setattr(jax, "clear_caches", lambda: (calls.append(1), real())[1])
     assert not peers_mbi.drop_compiled_programs_if_many() and not calls  # far below the limit here
     monkeypatch.setattr(peers_mbi, "MAP_SHARE", 0.0)  # as if the programs filled the maps
-    synth = _aim(max_rounds=2).fit(_table())
+    synth = _aim(rounds=3).fit(_table())
     assert len(calls) == synth.certificate_.details["rounds"] + 2  # the 1-way fit, each round, the last
 
 
@@ -111,7 +111,7 @@ import hashlib, json, warnings
 warnings.simplefilter("ignore")
 import numpy as np, pandas as pd
 from mbi.junction_tree import make_junction_tree
-from mipkit.synthesizers.peers_mbi import AIMSynthesizer
+from mipkit.synthesizers.aim import AIMSynthesizer
 rng = np.random.default_rng(0)
 n = 600
 def noisy(x):
@@ -119,7 +119,7 @@ def noisy(x):
 a = rng.choice(list("pqr"), n)
 b = noisy(a); c = noisy(b); d = noisy(np.where(a == c, a, "p"))
 df = pd.DataFrame({"a": a, "b": b, "c": c, "d": d})
-s = AIMSynthesizer(epsilon=20.0, max_rounds=8, iters=50, round_iters=20, random_state=0, noise_seed=0).fit(df)
+s = AIMSynthesizer(epsilon=20.0, rounds=8, iters=50, round_iters=20, random_state=0, noise_seed=0).fit(df)
 tree, _ = make_junction_tree(s.model_.domain, [tuple(cl) for cl in s.model_.cliques])
 out = pd.util.hash_pandas_object(s.sample(2000), index=False).values.tobytes()
 print(json.dumps({"largest_clique": max(len(node) for node in tree.nodes),

@@ -22,7 +22,7 @@ from mipkit.workflows.synthesize import PrivateTable, SynthesizeConfig, synthesi
 
 FAST = {
     "dpwgan-gp": {"n_generator": 3, "n_critic": 2, "critic_hidden": (8,), "sample_rate": 0.3},
-    "aim": {"iters": 30, "round_iters": 10, "max_rounds": 2},
+    "aim": {"iters": 30, "round_iters": 10, "rounds": 3},
     "mst": {"iters": 30},
 }
 

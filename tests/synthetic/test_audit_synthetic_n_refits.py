@@ -51,3 +51,5 @@ def test_the_n_refits_flag(tmp_path, capsys):
     capsys.readouterr()
     assert main([*argv, "--n-refits=-1", "--out", str(tmp_path / "r2")]) == 2
     assert "mipkit: error: --n-refits must be an integer >= 0" in capsys.readouterr().err
+    assert main([*argv, "--n-refits", "2000000", "--out", str(tmp_path / "r3")]) == 2  # before any fit
+    assert "mipkit: error: --n-refits must be at most 1,000,000" in capsys.readouterr().err

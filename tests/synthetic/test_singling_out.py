@@ -144,6 +144,9 @@ def test_copying_the_members_is_a_high_risk():
     r = _risk(members, members.copy(), control)
     assert r.attack.value == 1.0  # every predicate that isolates a synthetic row isolates its member copy
     assert r.risk["ci"][0] > 0.5
+    # at the training size too, with a control a third as large (its success there only bounded)
+    small = _risk(members, members.copy(), control.iloc[:100]).training_size
+    assert not small["exact"] and small["risk"]["ci"][0] > 0.3
 
 
 def _encoded(n: int, rng: np.random.Generator) -> np.ndarray:

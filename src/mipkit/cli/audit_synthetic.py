@@ -143,11 +143,12 @@ def _cap(flag: str, text: str) -> int | None:
         raise MipkitValueError(f"{flag} must be a whole number of rows or 'none'. Got {text!r}.") from None
 
 
-def _check_limits(seed: int, n_jobs: int, **sizes: int | None) -> None:
-    """The seed, the threads and the size flags within the command line's limits
-    (:func:`mipkit.cli.options.check_count`)."""
+def _check_limits(seed: int, n_jobs: int, n_refits: int, **sizes: int | None) -> None:
+    """The seed, the threads, the refits and the size flags within the command line's limits
+    (:func:`mipkit.cli.options.check_count`; ``n_refits >= 0`` is the config's rule)."""
     from mipkit.cli.options import check_count, check_n_jobs, check_seed
 
+    check_count("--n-refits", n_refits, kind="fits", minimum=None)
     for name, value in sizes.items():
         check_count("--" + name.replace("_", "-"), value, kind="rows")
     check_seed(seed)
@@ -265,7 +266,7 @@ def register(app: typer.Typer) -> None:
         caps = {name: _cap(f"--{name.replace('_', '-')}", value) for name, value in
                 (("max_nnaa_rows", max_nnaa_rows), ("max_dcr_rows", max_dcr_rows),
                  ("max_protection_rows", max_protection_rows))}  # fmt: skip
-        _check_limits(seed, n_jobs, n_attacks=n_attacks, singling_out=singling_out,
+        _check_limits(seed, n_jobs, n_refits, n_attacks=n_attacks, singling_out=singling_out,
                       singling_out_cols=singling_out_cols, block_rows=block_rows,
                       linkability_neighbors=linkability_neighbors, **caps)  # fmt: skip
         with flag_errors("audit_synthetic", FIELD_FLAGS):

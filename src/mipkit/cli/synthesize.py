@@ -1,15 +1,15 @@
 """``mipkit synthesize``: make private synthetic data with a certificate.
 
-``mipkit synthesize --data CSV --method dpwgan-gp|dpwgan-gp-scaled|aim|mst|ctgan (--epsilon E [--delta D] |
---target-risk SPEC) --rows N --seed S [--noise-seed N] --out DIR [--domain JSON | --domain-share S]
-[--drop COL ...] [--id-column COL] [--params JSON] [--json]`` writes ``DIR/synthetic.csv`` and
-``DIR/certificate.json``: the
-flags become a :class:`~mipkit.workflows.synthesize.SynthesizeConfig`, the file and ``--domain`` a
-:class:`~mipkit.workflows.synthesize.PrivateTable`, :func:`mipkit.workflows.synthesize.synthesize` runs, and
-the result's DPIA paragraph is printed first. Without ``--domain`` the column domain is estimated with
-differential privacy from a share of the budget (``--domain-share``, default 0.1). ``SPEC`` names a risk
-target and its parameters: ``eta=0.05``, ``advantage=0.2``, ``tpr-at-fpr=0.05,fpr=0.01``,
-``success=0.3,baseline=0.2``, ``precision=0.6,base-rate=0.1,recall=0.5``.
+``mipkit synthesize --data CSV --method dpwgan-gp|dpwgan-gp-scaled|dpwgan-clip|aim|mst|ctgan (--epsilon E
+[--delta D] | --target-risk SPEC) --rows N --seed S [--noise-seed N] --out DIR [--domain JSON | --domain-share
+S] [--drop COL ...] [--id-column COL] [--params JSON] [--json]`` writes ``DIR/synthetic.csv`` and
+``DIR/certificate.json``: the flags become a :class:`~mipkit.workflows.synthesize.SynthesizeConfig`, the file
+and ``--domain`` a :class:`~mipkit.workflows.synthesize.PrivateTable`,
+:func:`mipkit.workflows.synthesize.synthesize` runs, and the result's DPIA paragraph is printed first. Without
+``--domain`` the column domain is estimated with differential privacy from a share of the budget
+(``--domain-share``, default 0.1). ``SPEC`` names a risk target and its parameters: ``eta=0.05``,
+``advantage=0.2``, ``tpr-at-fpr=0.05,fpr=0.01``, ``success=0.3,baseline=0.2``,
+``precision=0.6,base-rate=0.1,recall=0.5``.
 The DP noise comes from OS entropy unless ``--noise-seed`` is given.
 """
 
@@ -126,7 +126,9 @@ def register(app: typer.Typer) -> None:
     @app.command("synthesize")
     def synthesize_cmd(
         data: str = typer.Option(..., "--data", help="The private table (CSV/Parquet)."),
-        method: str = typer.Option(..., "--method", help="dpwgan-gp, dpwgan-gp-scaled, aim, mst or ctgan."),
+        method: str = typer.Option(
+            ..., "--method", help="dpwgan-gp, dpwgan-gp-scaled, dpwgan-clip, aim, mst or ctgan."
+        ),
         epsilon: float = typer.Option(None, "--epsilon", help="Privacy budget epsilon > 0."),
         delta: float = typer.Option(1e-5, "--delta", help="delta in (0, 1)."),
         target_risk: str = typer.Option(

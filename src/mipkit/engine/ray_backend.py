@@ -3,6 +3,18 @@
 ``X``, ``y`` and the query rows are put in Ray's object store once; each task is a Ray task with one CPU that
 runs the same fit function as the local backend; the driver waits on the results one at a time
 (``ray.wait``) and hands each to the caller - which commits it to the ledger - as soon as it arrives.
+
+Fault tolerance: a fit is a pure function of its inputs (no side effect, same output on every run), so Ray
+may run it again. A task whose worker process dies - killed, out of memory, its worker node lost - is
+resubmitted up to :data:`MAX_RETRIES` times (Ray's ``max_retries``; an exception raised by the fit itself is
+not retried). Each task's result reaches the caller once, from its one ``ObjectRef``, so a retried fit is
+committed once. Not survived: the loss of the head node, or of the node this driver is attached to (it holds
+the data put in the object store); the driver's own death is what the ledger's resume is for.
+
+A run that stops early (a failed fit, Ctrl-C) cancels its pending fits with ``force=True``: a running fit's
+worker process is ended, not interrupted - an interrupt (Ray raises ``KeyboardInterrupt`` in the task) that
+lands in the middle of a worker's first imports leaves half-imported modules in a worker that the next run
+of the same driver would reuse.
 """
 
 from __future__ import annotations
@@ -16,7 +28,10 @@ import numpy as np
 
 from mipkit._validation import MipkitValueError
 
-__all__ = ["import_ray", "ray_session", "run_ray"]
+__all__ = ["MAX_RETRIES", "import_ray", "ray_session", "run_ray"]
+
+MAX_RETRIES = 3
+"""Times Ray resubmits a fit whose worker process or node died (Ray's ``max_retries`` of the task)."""
 
 RAY_MISSING = "The Ray backend needs the 'distributed' extra: pip install mipkit[distributed]"
 
@@ -123,7 +138,7 @@ def run_ray(
     try:
         cluster_cpus = int(ray.cluster_resources().get("CPU", 1) or 1)
         limit = max_in_flight or max(4, 4 * cluster_cpus)
-        remote_fit = ray.remote(num_cpus=1)(fit_fn)
+        remote_fit = ray.remote(num_cpus=1, max_retries=MAX_RETRIES, retry_exceptions=False)(fit_fn)
         X_ref = ray.put(X)
         y_ref = ray.put(y)
         q_ref = None if query_X is None else ray.put(query_X)
@@ -135,15 +150,38 @@ def run_ray(
                 pending.append(remote_fit.remote(trainer, X_ref, y_ref, q_ref, task, n_classes))
             ready, pending = ray.wait(pending, num_returns=1)
             for ref in ready:
-                try:
-                    index, proba, meta = ray.get(ref)
-                except ray.exceptions.RayTaskError as exc:
-                    cause = getattr(exc, "cause", None)
-                    if isinstance(cause, MipkitValueError):
-                        raise MipkitValueError(str(cause.args[0]) if cause.args else str(cause)) from None
-                    raise
+                index, proba, meta = _result(ray, ref)
                 on_result(index, np.asarray(proba), meta)
     except BaseException:
         for ref in pending:
-            ray.cancel(ref)
+            ray.cancel(ref, force=True)
         raise
+
+
+def _result(ray: Any, ref: Any) -> tuple[int, np.ndarray, dict]:
+    """One fit's ``(index, proba, meta)`` (:func:`ray_get`)."""
+    return ray_get(ray, ref, what="A fit", after="With a run folder the fits finished so far are kept: the "
+                   "same command resumes from them.")  # fmt: skip
+
+
+def ray_get(ray: Any, refs: Any, *, what: str, after: str = "") -> Any:
+    """``ray.get(refs)``, with a task's own :class:`MipkitValueError` raised as itself and a task lost more
+    often than :data:`MAX_RETRIES` allows (its worker or node died each time) as one
+    :class:`MipkitValueError` naming ``what`` was lost, followed by ``after``."""
+    lost = tuple(
+        getattr(ray.exceptions, name)
+        for name in ("WorkerCrashedError", "NodeDiedError", "ObjectLostError")
+        if hasattr(ray.exceptions, name)
+    )
+    try:
+        return ray.get(refs)
+    except ray.exceptions.RayTaskError as exc:
+        cause = getattr(exc, "cause", None)
+        if isinstance(cause, MipkitValueError):
+            raise MipkitValueError(str(cause.args[0]) if cause.args else str(cause)) from None
+        raise
+    except lost as exc:
+        raise MipkitValueError(
+            f"{what} on the Ray cluster was lost ({type(exc).__name__}: its worker process or node died) and "
+            f"its {MAX_RETRIES} retries were lost too; check the cluster's nodes. {after}".rstrip()
+        ) from None

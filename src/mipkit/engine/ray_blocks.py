@@ -17,14 +17,10 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from mipkit._validation import MipkitValueError
 from mipkit.data.neighbors.blocks import DEFAULT_BLOCK_ROWS, BlockPlan
-from mipkit.engine.ray_backend import import_ray, ray_session
+from mipkit.engine.ray_backend import MAX_RETRIES, import_ray, ray_get, ray_session
 
 __all__ = ["MAX_RETRIES", "RayBlockMapper", "ray_blocks"]
-
-#: Times Ray runs a block task again after its worker died.
-MAX_RETRIES = 3
 
 
 def _run_block(work: Callable[..., Any], *args: Any) -> Any:
@@ -66,15 +62,10 @@ class RayBlockMapper:
         pending = [self._remote.remote(work, *self.task_args(tables, spec)) for spec in specs]
         self.tasks += len(pending)
         try:
-            return ray.get(pending)
-        except ray.exceptions.RayTaskError as exc:
-            cause = getattr(exc, "cause", None)
-            if isinstance(cause, MipkitValueError):
-                raise MipkitValueError(str(cause.args[0]) if cause.args else str(cause)) from None
-            raise
+            return ray_get(ray, pending, what="A neighbour-search block")
         except BaseException:
             for ref in pending:
-                ray.cancel(ref)
+                ray.cancel(ref, force=True)  # end the workers: never interrupt one mid-import
             raise
 
     def release(self) -> None:

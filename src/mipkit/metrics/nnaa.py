@@ -110,8 +110,8 @@ class AdversarialAccuracy:
     def neighbourhood_variance(self) -> float:
         """Variance of :attr:`value` from the covariances of neighbouring terms (NaN when not computed).
 
-        See :func:`mipkit.metrics.nnaa_intervals.neighbourhood_variance`: coverage 94-96% at 95% on
-        same-distribution tables, wider on leaky ones (``docs/theory.md`` section 6)."""
+        See :func:`mipkit.metrics.nnaa_intervals.neighbourhood_variance`: at 2,000 records per set,
+        coverage of one AA 95-96% at 95% on same-distribution tables (``docs/theory.md`` section 6)."""
         if self.dependence_t is None or self.dependence_s is None:
             return float("nan")
         return neighbourhood_variance(
@@ -426,8 +426,8 @@ def privacy_loss(
 
     Intervals (``interval``): normal intervals ``value -+ z sqrt(v)`` with ``v_PL = v_train + v_test`` (the
     four sets are disjoint and independent). ``"neighbourhood"`` sums the covariances of the terms of
-    records that are, or share, nearest neighbours (:mod:`mipkit.metrics.nnaa_intervals`): at 1,000 records
-    per set coverage 92-95% with the width of the estimate's spread
+    records that are, or share, nearest neighbours (:mod:`mipkit.metrics.nnaa_intervals`): at 1,000 and 2,000
+    records per set coverage 92-98% with 0.90-1.06 times the width of the estimate's spread
     (``benchmarks/nnaa_interval_coverage.py``), on small discrete tables (150 per set) about 85-93%.
     ``"jackknife"`` (default) is the delete-one jackknife of each AA with the neighbours recomputed:
     conservative in expectation by the Efron-Stein inequality, 1.5-2 times too wide (``docs/theory.md``

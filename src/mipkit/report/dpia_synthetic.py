@@ -19,6 +19,7 @@ __all__ = ["audit_synthetic_paragraph", "domain_sentence", "synthesize_paragraph
 METHOD_NAMES = {
     "dpwgan-gp": "DP-WGAN-GP",
     "dpwgan-gp-scaled": "DP-WGAN-GP (centre-and-scale noise)",
+    "dpwgan-clip": "DP-WGAN with per-record clipping (DP-SGD critic)",
     "aim": "AIM",
     "mst": "MST",
     "ctgan": "CTGAN",
@@ -83,8 +84,9 @@ def synthesize_paragraph(d: Mapping[str, Any]) -> str:
                 "What it means: only a measurement (mipkit audit-synthetic) can tell how much the table "
                 "reveals of its training records, and a measurement is a lower bound, not a guarantee.",
                 f"Premise: {domain}.",
+                _utility(d),
             )
-        )
+        ).strip()
     relation = d.get("neighbours") or "add_remove"
     released = (
         f"Released: {table}, which is (epsilon = {d['epsilon']:.3g}, delta = {d['delta']:g}) differential "
@@ -107,7 +109,20 @@ def synthesize_paragraph(d: Mapping[str, Any]) -> str:
     if d.get("noise_source", "os-entropy") != "os-entropy":
         premise += " (here from a seed: a test run, not a release)"
     meaning = _meaning({"tpr_at_fpr": cert.get("tpr_at_fpr") or {}})
-    return " ".join(p for p in (released, headline + ".", meaning, premise + ".") if p)
+    return " ".join(p for p in (released, headline + ".", meaning, premise + ".", _utility(d)) if p)
+
+
+def _utility(d: Mapping[str, Any]) -> str:
+    """A sentence where the utility report's train-on-synthetic AUC is not measurable (the synthetic target
+    has one class), else nothing."""
+    t = (d.get("quality") or {}).get("train_synthetic_test_real")
+    if not t or t.get("tstr_auc") is not None:
+        return ""
+    return (
+        f"Utility: not measurable: every synthetic record has the same {t['target']}, so no model can be "
+        f"trained on the synthetic table to predict it (the table carries none of the real {t['target']}'s "
+        "relation to the other columns)."
+    )
 
 
 # -- audit-synthetic ----------------------------------------------------------------------------------------

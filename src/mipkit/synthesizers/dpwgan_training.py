@@ -59,8 +59,12 @@ class Training:
         idx = torch.from_numpy(np.flatnonzero(self.secret.random(n) < q))
         nb = int(idx.numel())
         with torch.no_grad():
-            fake = self.generator(torch.rand(max(m, nb), model.latent_dim, generator=self.gen))
+            fake = self.generator(torch.randn(max(m, nb), model.latent_dim, generator=self.gen))
         self.opt_c.zero_grad(set_to_none=False)
+        private = noise_multiplier > 0.0
+        # the real records' sum is divided by the public expected batch ``q N`` when noise is added (the
+        # batch size is secret), else by the batch itself: the plain WGAN-GP mean
+        scale = m if private else max(nb, 1)
         loss = critic(fake[:m]).sum() / m  # the generator's term: no data, no noise
         if nb > 0:
             real = self.x[idx]
@@ -68,11 +72,12 @@ class Training:
             xhat = (u * real + (1.0 - u) * fake[:nb]).requires_grad_(True)
             grad_x = torch.autograd.grad(critic(xhat).sum(), xhat, create_graph=True)[0]
             penalty = (torch.linalg.vector_norm(grad_x, dim=1) - 1.0) ** 2
-            loss = loss + (lam * penalty.sum() - critic(real).sum()) / m
+            loss = loss + (lam * penalty.sum() - critic(real).sum()) / scale
         loss.backward()
-        noise = self.secret.standard_normal(sn.std.size)
-        extra = (q * n - nb) * sn.centre + sn.std * noise  # centred release, then add q N c back
-        _add_flat(self.params, torch.from_numpy(extra / m).float())
+        if private:  # centred release, then add q N c back; without noise nothing is released
+            noise = self.secret.standard_normal(sn.std.size)
+            extra = (q * n - nb) * sn.centre + sn.std * noise
+            _add_flat(self.params, torch.from_numpy(extra / m).float())
         self.opt_c.step()
         for name, value in (
             ("sensitivity", float(sn.sensitivity)),
@@ -89,7 +94,7 @@ class Training:
         for p in self.params:
             p.requires_grad_(False)
         self.opt_g.zero_grad()
-        z = self.torch.rand(self.m, self.model.latent_dim, generator=self.gen)
+        z = self.torch.randn(self.m, self.model.latent_dim, generator=self.gen)
         g_loss = -self.critic(self.generator(z)).mean()
         g_loss.backward()
         self.opt_g.step()

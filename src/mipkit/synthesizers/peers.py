@@ -5,7 +5,9 @@
 =====================  ==========================================================  =========================
 ``dpwgan-gp``          :class:`~mipkit.synthesizers.dpwgan.DPWGANGP`, spherical noise  ``torch`` extra
 ``dpwgan-gp-scaled``   the same with the centre-and-scale noise (Thm 3.1.2)          ``torch`` extra
-``aim``, ``mst``       :mod:`mipkit.synthesizers.peers_mbi` (private-pgm's ``mbi``)   ``synth`` extra
+``dpwgan-clip``        :class:`~mipkit.synthesizers.dpwgan_clip.DPWGANClip`: DP-SGD critic  ``torch`` extra
+``aim``                :mod:`mipkit.synthesizers.aim` (private-pgm's ``mbi``)          ``synth`` extra
+``mst``                :mod:`mipkit.synthesizers.peers_mbi` (private-pgm's ``mbi``)    ``synth`` extra
 ``ctgan``              CTGAN (Xu et al. 2019) from ``ctgan``: NOT private            ``synth`` extra
 =====================  ==========================================================  =========================
 
@@ -34,7 +36,7 @@ from mipkit.synthesizers.preprocess import MISSING
 
 __all__ = ["METHODS", "RESUMABLE", "CTGANSynthesizer", "epsilon_for_target", "make_synthesizer"]
 
-METHODS: tuple[str, ...] = ("dpwgan-gp", "dpwgan-gp-scaled", "aim", "mst", "ctgan")
+METHODS: tuple[str, ...] = ("dpwgan-gp", "dpwgan-gp-scaled", "dpwgan-clip", "aim", "mst", "ctgan")
 #: The methods whose fit keeps a checkpoint and resumes after a kill (``checkpoint=`` option).
 RESUMABLE: tuple[str, ...] = ("dpwgan-gp", "dpwgan-gp-scaled", "aim")
 
@@ -132,7 +134,7 @@ def make_synthesizer(
     *,
     epsilon: float | None = None,
     delta: float = 1e-5,
-    target: Any = None,
+    risk_target: Any = None,
     domain: dict | None = None,
     random_state: int | None = 0,
     noise_seed: int | None = None,
@@ -146,8 +148,9 @@ def make_synthesizer(
     method : str
         One of :data:`METHODS`.
     epsilon, delta : float
-        The privacy budget (``epsilon`` defaults to 3 when no ``target`` is given; ignored by ``ctgan``).
-    target : RiskTarget, optional
+        The privacy budget (``epsilon`` defaults to 3 when no ``risk_target`` is given; ignored by
+        ``ctgan``).
+    risk_target : RiskTarget, optional
         Any mipkit risk target instead of ``epsilon``.
     domain : dict, optional
         Public column domain (:class:`~mipkit.synthesizers.preprocess.TabularEncoder`).
@@ -157,27 +160,35 @@ def make_synthesizer(
         The DP noise, batches and private selections come from OS entropy unless this is given (then the
         fit is reproducible and not private against anyone who holds it). CTGAN, not private, has none.
     **options
-        Passed to the synthesizer (e.g. ``n_generator`` for DP-WGAN-GP, ``max_rounds`` for AIM, ``epochs``
-        for CTGAN).
+        Passed to the synthesizer (e.g. ``n_generator`` for DP-WGAN-GP, ``rounds`` or ``target`` for AIM,
+        ``epochs`` for CTGAN).
     """
     method = check_choice("method", method, METHODS, owner="make_synthesizer")
-    if target is not None and epsilon is not None:
+    if risk_target is not None and epsilon is not None:
         raise MipkitValueError("Give either an epsilon or a risk target, not both.")
     if method.startswith("dpwgan-gp"):
         from mipkit.synthesizers.dpwgan import DPWGANGP
 
         shape = "scaled" if method == "dpwgan-gp-scaled" else "spherical"
         return DPWGANGP(
-            epsilon=epsilon, delta=delta, target=target, noise_shape=shape, domain=domain,
+            epsilon=epsilon, delta=delta, target=risk_target, noise_shape=shape, domain=domain,
             random_state=random_state, noise_seed=noise_seed, progress=progress, **options,
+        )  # fmt: skip
+    if method == "dpwgan-clip":
+        from mipkit.synthesizers.dpwgan_clip import DPWGANClip
+
+        return DPWGANClip(
+            epsilon=epsilon, delta=delta, target=risk_target, domain=domain, random_state=random_state,
+            noise_seed=noise_seed, progress=progress, **options,
         )  # fmt: skip
     if method == "ctgan":
         return CTGANSynthesizer(random_state=random_state, progress=progress, **options)
-    from mipkit.synthesizers.peers_mbi import AIMSynthesizer, MSTSynthesizer
+    from mipkit.synthesizers.aim import AIMSynthesizer
+    from mipkit.synthesizers.peers_mbi import MSTSynthesizer
 
     eps = (
-        epsilon_for_target(target, delta)
-        if target is not None
+        epsilon_for_target(risk_target, delta)
+        if risk_target is not None
         else (3.0 if epsilon is None else float(epsilon))
     )
     cls = AIMSynthesizer if method == "aim" else MSTSynthesizer

@@ -8,10 +8,8 @@ mirror descent, and sample from it; they are accounted in zero-concentrated DP (
 * MST (McKenna, Miklau & Sheldon, "Winning the NIST Contest", JPC 2021): a third of rho on the 1-way
   marginals, a third on choosing a maximum spanning tree of 2-way marginals with the exponential mechanism,
   a third on measuring them.
-* AIM (McKenna, Mullins, Sheldon & Miklau, "AIM: An Adaptive and Iterative Mechanism", VLDB 2022): the
-  1-way marginals, then rounds that pick the worst-approximated marginal of the workload's downward closure
-  (exponential mechanism, 10% of each round), measure it (90%), refit, and halve the noise when a
-  measurement barely moves the model; the model's size is capped as in the paper.
+* AIM (McKenna, Mullins, Sheldon & Miklau, "AIM: An Adaptive and Iterative Mechanism", VLDB 2022):
+  :mod:`mipkit.synthesizers.aim` on the shared parts here.
 
 The tables are discretised from the public domain (:class:`~mipkit.synthesizers.preprocess.TabularEncoder`'s
 domain): numeric columns into ``bins`` equal-width bins of their range (decoded uniformly within the bin,
@@ -31,22 +29,19 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import optimize, special
 
-from mipkit._progress import Progress, Tally, report
+from mipkit._progress import Progress, Tally
 from mipkit._random import check_noise_seed, check_random_state, noise_generator, noise_source, spawn_seed
 from mipkit._validation import MipkitValueError
 from mipkit.synthesizers._torch import require
-from mipkit.synthesizers.checkpoint import load_checkpoint, run_key, run_params, save_checkpoint
 from mipkit.synthesizers.preprocess import MISSING, check_domain, infer_domain
 
-__all__ = ["AIMSynthesizer", "MSTSynthesizer", "cdp_delta", "cdp_rho", "drop_compiled_programs_if_many"]
+__all__ = ["MSTSynthesizer", "cdp_delta", "cdp_rho", "drop_compiled_programs_if_many"]
 
 
 def cdp_delta(rho: float, epsilon: float) -> float:
@@ -320,176 +315,3 @@ class MSTSynthesizer(_MarginalSynth):
         self.model_ = self._estimate(dom, one + two, self.iters, steps=steps)
         self.certificate_ = self._certificate({"tree": [self.disc_.names(p) for p in chosen], "sigma": sigma})
         return self
-
-
-class AIMSynthesizer(_MarginalSynth):
-    """AIM (module docstring) on the 2-way workload; ``max_rounds`` caps the rounds (``16 d`` by default),
-    ``max_model_size`` the junction tree (MB), ``round_iters`` the refits between rounds.
-
-    ``checkpoint=PATH`` keeps the state of the rounds (the noisy measurements, the model, the random
-    generator, the budget spent) at most every ``checkpoint_seconds``: a fit killed part-way and started
-    again with the same data and parameters continues from the last round saved and gives the result of an
-    uninterrupted fit. The file holds the secret noise generator's state, from which the noise still to come
-    follows: it is as sensitive as the data. It is removed when the fit ends.
-    """
-
-    method = "aim"
-
-    def __init__(
-        self,
-        *,
-        max_rounds: int | None = None,
-        max_model_size: float = 80.0,
-        round_iters: int = 100,
-        checkpoint: str | Path | None = None,
-        checkpoint_seconds: float = 60.0,
-        **kw: Any,
-    ) -> None:
-        super().__init__(**kw)
-        self.max_rounds, self.max_model_size, self.round_iters = (
-            max_rounds,
-            float(max_model_size),
-            int(round_iters),
-        )
-        self.checkpoint = None if checkpoint is None else Path(checkpoint)
-        self.checkpoint_seconds = float(checkpoint_seconds)
-
-    def fit(self, data: pd.DataFrame) -> AIMSynthesizer:
-        from mbi.clique_utils import downward_closure
-        from mbi.junction_tree import hypothetical_model_size
-
-        began = time.perf_counter()
-        dom, ds, _ = self._setup(data)
-        cols = self.disc_.attributes
-        workload = list(itertools.combinations(cols, 2))
-        cand = {cl: sum(len(set(cl) & set(w)) for w in workload) for cl in downward_closure(workload)}
-        answers = {cl: np.asarray(ds.project(cl).datavector(), dtype=float) for cl in cand}
-        rounds = self.max_rounds or 16 * len(cols)
-        rho = self.rho_
-        key = self._run_key(data)
-        saved = self._load_checkpoint(key)
-        self.resumed_from_ = 0 if saved is None else saved["t"]
-        self.resumed_seconds_ = 0.0 if saved is None else float(saved["seconds"])
-        if saved is None:
-            # the noise of a round as if there were T rounds; T > d keeps the 1-way measurements in budget
-            t_eff = max(rounds, 2 * len(cols))
-            sigma = math.sqrt(t_eff / (2.0 * 0.9 * rho))
-            eps = math.sqrt(8.0 * 0.1 * rho / t_eff)
-            used = len(cols) * 0.5 / sigma**2
-            meas = [self._measure(ds, (c,), sigma) for c in cols]
-            model = self._estimate(dom, meas, self.round_iters)
-            t, done = 0, False
-        else:  # a killed fit: continue after the last round it saved
-            t, done, sigma, eps, used = (saved[k] for k in ("t", "done", "sigma", "eps", "used"))
-            meas, model = saved["meas"], saved["model"]
-        clock = time.monotonic()
-        while not done:
-            t += 1
-            if rho - used < 2.0 * (0.5 / sigma**2 + eps**2 / 8.0) or t >= rounds:
-                remaining = rho - used
-                sigma = math.sqrt(1.0 / (2.0 * 0.9 * remaining))
-                eps = math.sqrt(8.0 * 0.1 * remaining)
-                done = True
-            used += eps**2 / 8.0 + 0.5 / sigma**2
-            limit = self.max_model_size * used / rho
-            free = set(downward_closure(model.cliques))
-            small = [
-                cl for cl in cand if cl in free or hypothetical_model_size(dom, [*model.cliques, cl]) <= limit
-            ]
-            bias = math.sqrt(2.0 / math.pi) * sigma
-            scores = np.array(
-                [
-                    cand[cl]
-                    * (
-                        np.abs(answers[cl] - np.asarray(model.project(cl).datavector())).sum()
-                        - bias * dom.size(cl)
-                    )
-                    for cl in small
-                ]
-            )
-            cl = small[_exp_mech(scores, eps, max(cand[c] for c in small), self.rng_)]
-            before = np.asarray(model.project(cl).datavector())
-            meas.append(self._measure(ds, cl, sigma))
-            model = self._estimate(dom, meas, self.round_iters, warm=model)
-            after = np.asarray(model.project(cl).datavector())
-            if not done and np.abs(after - before).sum() <= math.sqrt(2.0 / math.pi) * sigma * dom.size(cl):
-                sigma, eps = sigma / 2.0, eps * 2.0
-            if self.checkpoint is not None and (done or time.monotonic() - clock >= self.checkpoint_seconds):
-                state = {"t": t, "done": done, "sigma": sigma, "eps": eps, "used": used}
-                state["seconds"] = self.resumed_seconds_ + time.perf_counter() - began
-                self._save_checkpoint(key, state, meas, model)
-                clock = time.monotonic()
-            report(self.progress, "AIM rounds", min(t, rounds), rounds)
-        report(self.progress, "AIM rounds", rounds, rounds)  # the budget can end the rounds early
-        self.model_ = self._estimate(dom, meas, self.iters, warm=model)
-        if self.checkpoint is not None:
-            self.checkpoint.unlink(missing_ok=True)
-        self.certificate_ = self._certificate(
-            {"rounds": t, "rho_used": used, "measured": [self.disc_.names(m.clique) for m in meas]}
-        )
-        return self
-
-    # ------------------------------------------------------------------------------------------------
-    def _run_key(self, data: pd.DataFrame) -> str:
-        """Hash of what the fit depends on: the parameters, the public domain and the discretised data."""
-        params = run_params(self, ("progress", "checkpoint", "checkpoint_seconds"))
-        codes = self.disc_.encode(data)
-        # "positions": mbi's attributes are column positions (module docstring); a checkpoint of a fit that
-        # named them is another run's
-        return run_key([params, self.disc_.domain, "positions"], [codes[c] for c in self.disc_.columns])
-
-    def _save_checkpoint(self, key: str, state: dict, meas: list, model: Any) -> None:
-        """The rounds so far: measurements (values, clique, noise), the model's potentials and marginals,
-        the random generator and the loop's scalars, as one ``.npz`` (no pickles)."""
-        arrays = {f"y{i}": np.asarray(m.noisy_measurement) for i, m in enumerate(meas)}
-        meta = {
-            **state,
-            "rng": self.rng_.bit_generator.state,
-            "cliques": [[int(a) for a in m.clique] for m in meas],
-            "stddev": [float(m.stddev) for m in meas],
-            "total": float(model.total),
-        }
-        for name in ("potentials", "marginals"):
-            vec = getattr(model, name)
-            meta[name] = {
-                "attrs": [int(a) for a in vec.domain.attributes],
-                "shape": [int(n) for n in vec.domain.shape],
-                "cliques": [[int(a) for a in cl] for cl in vec.cliques],
-            }
-            arrays.update(
-                {f"{name}{i}": np.asarray(vec.tables[cl].values) for i, cl in enumerate(vec.cliques)}
-            )
-        save_checkpoint(self.checkpoint, key, meta, arrays)
-
-    def _load_checkpoint(self, key: str) -> dict | None:
-        """The state saved by :meth:`_save_checkpoint` for this ``key``, rebuilt, or None."""
-        if self.checkpoint is None:
-            return None
-        found = load_checkpoint(self.checkpoint, key)
-        if found is None:
-            return None
-        meta, arrays = found
-        import jax.numpy as jnp
-        from mbi.clique_vector import CliqueVector
-        from mbi.factor import Factor
-        from mbi.markov_random_field import MarkovRandomField
-
-        def vector(name: str) -> Any:
-            spec = meta[name]
-            dom = self._mbi.Domain(spec["attrs"], spec["shape"])
-            cliques = [tuple(cl) for cl in spec["cliques"]]
-            tables = {
-                cl: Factor(dom.project(cl), jnp.asarray(arrays[f"{name}{i}"])) for i, cl in enumerate(cliques)
-            }
-            return CliqueVector(dom, cliques, tables)
-
-        self.rng_.bit_generator.state = meta["rng"]
-        meas = [
-            self._mbi.LinearMeasurement(arrays[f"y{i}"], tuple(cl), stddev=sd)
-            for i, (cl, sd) in enumerate(zip(meta["cliques"], meta["stddev"], strict=True))
-        ]
-        model = MarkovRandomField(
-            potentials=vector("potentials"), marginals=vector("marginals"), total=meta["total"]
-        )
-        state = {k: meta[k] for k in ("t", "done", "sigma", "eps", "used")}
-        return {**state, "seconds": meta.get("seconds", 0.0), "meas": meas, "model": model}

@@ -5,14 +5,14 @@ categorical encoding that the thesis used maps each category to an interval of `
 category's *frequency*, and the min-max scaling of numeric columns reads their extremes: both are statistics
 of the private table that the DP accounting of the training does not cover. :class:`TabularEncoder` reads
 nothing from the records but the *domain*: per numeric column a public range ``[min, max]`` (values are
-clipped to it), per categorical column the list of its categories (one-hot; decoding takes the largest
-coordinate). A missing value is a category of its own (``NaN`` in and out); a numeric column with missing
-values gets an indicator coordinate. When no domain is given it is read from the table, which
-:attr:`TabularEncoder.domain_source` records as ``"data"`` (the guarantee then assumes the domain is public,
-as AIM, MST and most DP synthesizers do); :func:`mipkit.workflows.synthesize.run.synthesize` never does
-that: it
-takes a public domain (:func:`check_domain`) or estimates one with differential privacy
-(:mod:`mipkit.synthesizers.dpdomain`), and maps the records into it (:func:`conform`).
+clipped to it), per categorical column the list of its categories (one-hot; decoding draws a category from a
+generator's softmax block, or takes the largest coordinate). A missing value is a category of its own (``NaN``
+in and out); a numeric column with missing values gets an indicator coordinate. When no domain is given it is
+read from the table, which :attr:`TabularEncoder.domain_source` records as ``"data"`` (the guarantee then
+assumes the domain is public, as AIM, MST and most DP synthesizers do);
+:func:`mipkit.workflows.synthesize.run.synthesize` never does that: it takes a public domain
+(:func:`check_domain`) or estimates one with differential privacy (:mod:`mipkit.synthesizers.dpdomain`), and
+maps the records into it (:func:`conform`).
 """
 
 from __future__ import annotations
@@ -153,9 +153,10 @@ class TabularEncoder:
                 out[rows, sl.start + codes[ok].to_numpy(dtype=int)] = 1.0
         return out
 
-    def inverse_transform(self, x: np.ndarray) -> pd.DataFrame:
-        """Array in ``[0, 1]^d`` -> table (argmax per categorical block; numeric values rescaled, rounded
-        for integer columns, missing where the indicator exceeds 1/2)."""
+    def inverse_transform(self, x: np.ndarray, *, rng: np.random.Generator | None = None) -> pd.DataFrame:
+        """Array in ``[0, 1]^d`` -> table: numeric values rescaled, rounded for integer columns, missing
+        where the indicator exceeds 1/2; per categorical block a category drawn with ``rng`` from the block
+        read as probabilities (a generator's softmax), or its largest coordinate without ``rng``."""
         x = np.asarray(x, dtype=float)
         cols: dict[str, Any] = {}
         for col in self.columns:
@@ -175,7 +176,7 @@ class TabularEncoder:
                 cols[col] = series
             else:
                 cats = list(spec["categories"]) + ([MISSING] if spec.get("missing", False) else [])
-                pick = np.asarray(cats, dtype=object)[np.argmax(x[:, sl], axis=1)]
+                pick = np.asarray(cats, dtype=object)[_choose(x[:, sl], rng)]
                 pick = np.where(pick == MISSING, None, pick)
                 series = pd.Series(pick, dtype=object)
                 cols[col] = _restore_dtype(series, self.dtypes.get(col))
@@ -192,6 +193,19 @@ class TabularEncoder:
             for c in self.columns
             if self.domain[c]["type"] == "categorical"  # type: ignore[index]
         }
+
+
+def _choose(block: np.ndarray, rng: np.random.Generator | None) -> np.ndarray:
+    """Per row, the index of a category: drawn from the row's weights (clipped at 0, normalised; uniform
+    where they are all 0) with ``rng``, or the largest weight without it."""
+    if rng is None:
+        return np.argmax(block, axis=1)
+    w = np.clip(block, 0.0, None)
+    total = w.sum(axis=1, keepdims=True)
+    p = np.where(total > 0.0, w / np.where(total > 0.0, total, 1.0), 1.0 / block.shape[1])
+    cum = np.cumsum(p, axis=1)
+    u = rng.random((block.shape[0], 1)) * cum[:, -1:]
+    return np.minimum((cum <= u).sum(axis=1), block.shape[1] - 1)
 
 
 def _restore_dtype(series: pd.Series, dtype: Any) -> pd.Series:

@@ -33,7 +33,7 @@ class SynthesizeConfig(VerbConfig):
 
     Parameters
     ----------
-    method : {"dpwgan-gp", "dpwgan-gp-scaled", "aim", "mst", "ctgan"}
+    method : {"dpwgan-gp", "dpwgan-gp-scaled", "dpwgan-clip", "aim", "mst", "ctgan"}
         The synthesizer (:mod:`mipkit.synthesizers`; docs/synthesize.md). Default ``"mst"``.
     epsilon : float, optional
         Privacy budget, in ``(0, 100]`` (with ``delta``); default 3 unless ``target``. Not with ``target``.

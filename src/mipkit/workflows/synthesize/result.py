@@ -20,6 +20,8 @@ from mipkit.synthesizers.certificate import SynthesisCertificate
 __all__ = ["SynthesizeResult"]
 
 FRAME_COLUMNS = ["quantity", "relation", "value"]
+#: The certificate's details that describe how the fit ran (AIM's rounds), copied into ``to_dict()["fit"]``.
+FIT_KEYS = ("rounds", "horizon", "rho_used", "workload", "target_cliques", "round_log")
 
 
 @dataclass(frozen=True)
@@ -75,11 +77,14 @@ class SynthesizeResult:
         return out | ({"quality": self.quality} if self.quality is not None else {})
 
     def to_dict(self) -> dict:
-        """:meth:`json_summary` with the released columns and the certificate's notes (JSON types)."""
+        """:meth:`json_summary` with the released columns, the certificate's notes and, for AIM, ``fit``: the
+        rounds run, the horizon, the rho spent, the workload, the cliques measured with the target and the
+        round log (each round's clique, ``sigma``, selection ``epsilon``, rho spent so far) (JSON types)."""
         from mipkit.report.results import to_jsonable
 
         extra = {"columns": [str(c) for c in self.synthetic.columns], "notes": list(self.certificate.notes)}
-        return to_jsonable({**self.json_summary(), **extra})
+        fit = {k: self.certificate.details[k] for k in FIT_KEYS if k in self.certificate.details}
+        return to_jsonable({**self.json_summary(), **extra, **({"fit": fit} if fit else {})})
 
     def summary(self) -> str:
         """The paragraph a privacy officer can paste into a DPIA: the table released, its certified risk in
@@ -91,7 +96,8 @@ class SynthesizeResult:
     def to_frame(self) -> pd.DataFrame:
         """One row per quantity (``quantity``, ``relation`` where it depends on one, ``value``): the epsilon
         of each relation, delta, the certified eta, advantage and TPRs at the certificate's FPRs, the domain's
-        share of epsilon, the table's size and the time taken."""
+        share of epsilon, the table's size, the time taken and, for AIM, the rounds run and those that
+        measured a clique with the target."""
         d = self.to_dict()
         rows: list[tuple[str, Any, Any]] = [
             ("epsilon", relation, eps) for relation, eps in d["epsilon_by_relation"].items()
@@ -107,6 +113,9 @@ class SynthesizeResult:
             rows.append(("domain_epsilon", d["neighbours"], domain["epsilon"]))
         rows += [("rows", None, d["rows"]), ("columns", None, len(d["columns"]))]
         rows += [("seconds", None, d["seconds"]), ("fit_seconds", None, d["fit_seconds"])]
+        if "rounds" in d.get("fit", {}):  # AIM: the rounds run and those that measured the target
+            rows += [("rounds", None, d["fit"]["rounds"])]
+            rows += [("target_rounds", None, len(d["fit"].get("target_cliques", [])))]
         frame = pd.DataFrame(rows, columns=FRAME_COLUMNS)
         return frame.astype({"value": float})
 

@@ -150,7 +150,7 @@ def synthesize(
     clock = time.perf_counter()
     try:
         synth = make_synthesizer(
-            c.method, epsilon=dom["epsilon"], delta=dom["delta"], target=c.target, domain=dom["domain"],
+            c.method, epsilon=dom["epsilon"], delta=dom["delta"], risk_target=c.target, domain=dom["domain"],
             random_state=c.random_state, noise_seed=c.noise_seed, progress=progress, **options,
         )  # fmt: skip
     except TypeError as err:  # an option the synthesizer does not take
