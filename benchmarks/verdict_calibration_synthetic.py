@@ -32,8 +32,8 @@ copies of training rows, the rest fresh draws.
    only. With ``--conditions``, the conditions already saved under the same ``--tag`` and not named are kept.
    ``--part twins``: the exact-copy test without unseen records on tables whose rows repeat (2 to 16 levels
    per column, ``--twin-reps`` null pairs each): its false alarms at 95% and 97.5%.
-   ``--n-large`` (e.g. 15,000: three disjoint tables fit in Adult) repeats null, 1% and 10% copies at
-   ``--large-reps`` splits.
+   ``--n-large`` (at most 16,000: three disjoint tables of 16,000 rows fit in Adult's 48,842) repeats every
+   condition (null, 1/5/10/30% copies, 10/30% near copies) at ``--large-reps`` splits.
 
 Run: ``.venv/bin/python benchmarks/verdict_calibration_synthetic.py`` (coverage and calibration;
 ``--part coverage``, ``--part calibration`` or ``--part headline`` for one). Results:
@@ -247,15 +247,20 @@ def headline(args, save=lambda out: None, previous: dict | None = None) -> dict:
 
     previous = previous or {}
     adult = load_adult()
+    for n in (args.n_headline, args.n_large):
+        if 3 * n > len(adult):
+            raise SystemExit(f"{n} rows per table: three disjoint ones need {3 * n}, Adult has {len(adult)}")
     conditions = [("null", "copies", 0.0, args.null_audits, args.n_headline)]
     conditions += [(f"copies_{round(100 * c)}pct", "copies", c, args.power_reps, args.n_headline)
                    for c in (0.01, 0.05, 0.10, 0.30)]  # fmt: skip
     conditions += [(f"near_{round(100 * c)}pct", "near", c, args.power_reps, args.n_headline)
                    for c in (0.10, 0.30)]  # fmt: skip
     if args.n_large:
-        large = (("null", 0.0), ("copies_1pct", 0.01), ("copies_10pct", 0.10))
-        conditions += [(f"{label}_n{args.n_large}", "copies", c, args.large_reps, args.n_large)
-                       for label, c in large]  # fmt: skip
+        large = [("null", "copies", 0.0)] + [(f"copies_{round(100 * c)}pct", "copies", c)
+                                             for c in (0.01, 0.05, 0.10, 0.30)]  # fmt: skip
+        large += [(f"near_{round(100 * c)}pct", "near", c) for c in (0.10, 0.30)]
+        conditions += [(f"{label}_n{args.n_large}", kind, c, args.large_reps, args.n_large)
+                       for label, kind, c in large]  # fmt: skip
     if args.conditions:
         keep = set(args.conditions.split(","))
         if "null_without_holdout" in keep:  # on its own: the null splits audited without the holdout only
