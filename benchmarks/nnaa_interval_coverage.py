@@ -12,7 +12,7 @@ For each interval method (``neighbourhood``, the default, and ``jackknife``) and
 test AA, privacy loss): the coverage with its Clopper-Pearson interval and the ratio of the mean interval
 width to the ideal ``2 x 1.96 x`` Monte Carlo sd of the estimates.
 
-Run: ``PYTHONPATH=src .venv/bin/python benchmarks/nnaa_interval_coverage.py --n 2000 --reps 200``
+Run: ``PYTHONPATH=src .venv/bin/python benchmarks/nnaa_interval_coverage.py --n 2000 --reps 600``
 Results: ``benchmarks/results/nnaa_interval_coverage.json``.
 """
 
