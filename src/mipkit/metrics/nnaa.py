@@ -427,7 +427,7 @@ def privacy_loss(
     Intervals (``interval``): normal intervals ``value -+ z sqrt(v)`` with ``v_PL = v_train + v_test`` (the
     four sets are disjoint and independent). ``"neighbourhood"`` sums the covariances of the terms of
     records that are, or share, nearest neighbours (:mod:`mipkit.metrics.nnaa_intervals`): at 1,000 and 2,000
-    records per set coverage 92-98% with 0.90-1.06 times the width of the estimate's spread
+    records per set coverage 92-97% with 0.92-1.07 times the width of the estimate's spread
     (``benchmarks/nnaa_interval_coverage.py``), on small discrete tables (150 per set) about 85-93%.
     ``"jackknife"`` (default) is the delete-one jackknife of each AA with the neighbours recomputed:
     conservative in expectation by the Efron-Stein inequality, 1.5-2 times too wide (``docs/theory.md``
