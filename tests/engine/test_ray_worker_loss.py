@@ -32,7 +32,7 @@ from mipkit._validation import MipkitValueError
 from mipkit.data.io import Dataset
 from mipkit.engine import ray_backend, run_fits
 from mipkit.engine.ray_blocks import RayBlockMapper
-from mipkit.game.testing import SlowTrainer
+from mipkit.game.testing import SlowTrainer, SlowWork
 from mipkit.workflows.audit import AuditConfig, audit
 from mipkit.workflows.audit_fitted import AuditFittedConfig, FittedRelease, audit_fitted
 from mipkit.workflows.audit_synthetic import AuditSyntheticConfig, SyntheticRelease, audit_synthetic
@@ -82,7 +82,9 @@ class Killer:
         while time.monotonic() < deadline:
             for node in [*self.cluster.workers, self.cluster.head]:
                 for pid in node.workers_running(self.task):
-                    title = command_line(pid)
+                    title = command_line(pid)  # read again just before the kill: still running the task?
+                    if not title.startswith(f"ray::{self.task}"):
+                        continue
                     try:
                         os.kill(pid, signal.SIGKILL)
                     except ProcessLookupError:  # it finished and exited meanwhile: find another
@@ -179,6 +181,7 @@ def test_a_worker_killed_mid_audit_fitted_leaves_the_audit_unchanged(ray_cluster
 
 # -- the audit of a synthetic table: its neighbour-search blocks -----------------------------------------
 
+BLOCK_DELAY = 0.02  # seconds per block task, so that a block is still running when its worker is killed
 SYN_ROWS = 600  # 600 training records, block_rows 40: about 1,100 block tasks over the audit's searches
 
 
@@ -206,12 +209,14 @@ def _synthetic_config(**engine) -> AuditSyntheticConfig:
 
 def test_a_worker_killed_mid_audit_synthetic_leaves_the_audit_unchanged(ray_cluster, monkeypatch):
     """The neighbour searches' block tasks (``ray::_run_block``): one worker killed after the first
-    search's blocks have arrived (signalled from the driver's block mapper)."""
+    search's blocks have arrived (signalled from the driver's block mapper). Each block sleeps
+    ``BLOCK_DELAY`` first (``SlowWork``), so a worker found running a block is still running it when the
+    SIGKILL lands, not back to idle."""
     killer = Killer(ray_cluster, task=BLOCK_TASK)
     search = RayBlockMapper.__call__
 
     def search_then_signal(self, work, tables, specs):
-        out = search(self, work, tables, specs)
+        out = search(self, SlowWork(work, BLOCK_DELAY), tables, specs)
         killer.first.set()
         return out
 

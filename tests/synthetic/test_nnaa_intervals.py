@@ -14,7 +14,12 @@ from scipy.stats import norm
 
 from mipkit.data.neighbors import pairwise_distances
 from mipkit.data.tables import check_tables, encode_mixed
-from mipkit.metrics.nnaa import adversarial_accuracy, adversarial_accuracy_naive, privacy_loss
+from mipkit.metrics.nnaa import (
+    adversarial_accuracy,
+    adversarial_accuracy_naive,
+    interval_method,
+    privacy_loss,
+)
 from mipkit.metrics.nnaa_intervals import jackknife_variance, neighbourhood_variance
 
 
@@ -156,3 +161,17 @@ def test_neighbourhood_interval_matches_the_spread_where_the_jackknife_is_too_wi
     assert 0.85 < np.mean(se_nb) / spread < 1.15
     assert np.mean(se_jk) / spread > 1.3
     assert 70 <= hits <= 79  # 87.5-98.8% of 80: neither the jackknife's 100% nor the record bootstrap's 85%
+
+
+@pytest.mark.parametrize(("n", "method"), [(999, "jackknife"), (1000, "neighbourhood")])
+def test_the_default_interval_is_the_neighbourhood_from_1000_records_per_set_and_the_jackknife_below(
+    n, method
+):
+    # the synthetic table is split into halves, so 2 n synthetic rows give n records per set
+    rng = np.random.default_rng(4)
+    train, test, syn = rng.normal(size=(n, 2)), rng.normal(size=(n, 2)), rng.normal(size=(2 * n, 2))
+    default = privacy_loss(train, test, syn, metric="euclidean", random_state=0, n_jobs=1)
+    chosen = privacy_loss(train, test, syn, metric="euclidean", random_state=0, n_jobs=1, interval=method)
+    assert default.n == n and interval_method("auto", n) == method
+    assert default.intervals == chosen.intervals and default.intervals["method"] == method
+    assert interval_method("jackknife", 10**6) == "jackknife"  # an explicit choice is kept at any size

@@ -1,13 +1,16 @@
-"""Trainers for tests, examples and benchmarks of the engine (not meant for real audits).
+"""Slow work for tests, examples and benchmarks of the engine (not meant for real audits).
 
 They are importable by path (``"mipkit.game.testing.SlowTrainer"``), so worker processes and Ray workers can
-build them like any other trainer.
+build them like any other trainer, and unpickle a :class:`SlowWork` by reference.
 """
 
 from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin
@@ -15,7 +18,7 @@ from sklearn.linear_model import LogisticRegression
 
 from mipkit.game.trainers import register_trainer
 
-__all__ = ["SlowTrainer"]
+__all__ = ["SlowTrainer", "SlowWork"]
 
 
 @register_trainer
@@ -62,3 +65,24 @@ class SlowTrainer(ClassifierMixin, BaseEstimator):
 
     def predict(self, X) -> np.ndarray:
         return self.model_.predict(X)
+
+
+@dataclass(frozen=True)
+class SlowWork:
+    """``work(*args)`` after sleeping ``delay`` seconds: a neighbour-search block (or any task body) that
+    lasts long enough for a test to kill the worker running it.
+
+    Parameters
+    ----------
+    work : callable
+        The task body to run.
+    delay : float
+        Seconds to sleep before running it.
+    """
+
+    work: Callable[..., Any]
+    delay: float
+
+    def __call__(self, *args: Any) -> Any:
+        time.sleep(self.delay)
+        return self.work(*args)

@@ -285,7 +285,22 @@ def yale_adversarial_accuracy(
     return yale_adversarial_accuracy_from_distances(t_own[:, 0], t_other[:, 0], s_own[:, 0], s_other[:, 0])
 
 
-INTERVALS = ("neighbourhood", "jackknife", "record-bootstrap")
+INTERVALS = ("auto", "neighbourhood", "jackknife", "record-bootstrap")
+NEIGHBOURHOOD_FROM_ROWS = 1000
+"""Records per set from which ``interval="auto"`` takes the neighbourhood interval (the jackknife below)."""
+
+
+def interval_method(interval: str, n: int) -> str:
+    """The interval method that ``interval`` means at ``n`` records per set.
+
+    ``"auto"`` is ``"neighbourhood"`` when ``n >= NEIGHBOURHOOD_FROM_ROWS`` (1,000), where it covers 94-96%
+    at 95% with the width the estimate's spread needs, and ``"jackknife"`` below, where the neighbourhood
+    interval falls short on small discrete tables (85-93%) and the jackknife is conservative
+    (``benchmarks/nnaa_interval_coverage.py``, ``docs/theory.md`` section 6). Any other value is itself.
+    """
+    if interval != "auto":
+        return interval
+    return "neighbourhood" if n >= NEIGHBOURHOOD_FROM_ROWS else "jackknife"
 
 
 @dataclass(frozen=True)
@@ -304,9 +319,10 @@ class PrivacyLoss:
         True when one synthetic table was split into two disjoint halves.
     intervals : dict
         ``train_ci``, ``test_ci``, ``privacy_loss_ci``, their standard errors (``*_se``), the confidence and
-        the ``method``: ``"neighbourhood"`` (covariances of neighbouring terms, normal interval),
-        ``"jackknife"`` (default; delete-one jackknife with the neighbours recomputed, normal interval,
-        conservative: 1.5-2 times too wide; both :mod:`mipkit.metrics.nnaa_intervals`) or
+        the ``method`` used: ``"neighbourhood"`` (covariances of neighbouring terms, normal interval; the
+        default's choice from 1,000 records per set), ``"jackknife"`` (delete-one jackknife with the
+        neighbours recomputed, normal interval, conservative: 1.5-2 times too wide; the default's choice
+        below 1,000; both :mod:`mipkit.metrics.nnaa_intervals`) or
         ``"record-bootstrap"`` (percentile bootstrap of the per-record contributions with the
         neighbour structure held fixed:
         too narrow, kept to show how much, ``docs/theory.md`` section 6).
@@ -407,7 +423,7 @@ def privacy_loss(
     metric: str = "mixed",
     ties: str = "average",
     max_n: int | None = None,
-    interval: str = "jackknife",
+    interval: str = "auto",
     n_bootstrap: int = 1000,
     confidence: float = 0.95,
     random_state: RandomState = None,
@@ -460,8 +476,9 @@ def privacy_loss(
     aa_train = adversarial_accuracy(sub[0], sub[1], **kw)
     aa_test = adversarial_accuracy(sub[2], sub[3], **kw)
     pooled.finish()
-    if interval in _DETAIL:
-        intervals = _normal_intervals(aa_train, aa_test, confidence, interval)
+    method = interval_method(interval, n)
+    if method in _DETAIL:
+        intervals = _normal_intervals(aa_train, aa_test, confidence, method)
     else:
         intervals = _record_bootstrap_intervals(aa_train, aa_test, confidence, n_bootstrap, rng)
     return PrivacyLoss(aa_train, aa_test, n, split, intervals)

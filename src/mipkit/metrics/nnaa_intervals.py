@@ -1,8 +1,9 @@
 """Intervals for the unbiased NNAA that respect its dependence structure.
 
 Two variance estimates of ``AA``, both with the neighbours recomputed: the **neighbourhood** variance (tight
-at 1,000 records per set and more, see the last section below) and the delete-one **jackknife** (the default
-of :func:`mipkit.metrics.nnaa.privacy_loss`; conservative, 1.5-2 times too wide).
+at 1,000 records per set and more, see the last section below) and the delete-one **jackknife**
+(conservative, 1.5-2 times too wide). The default of :func:`mipkit.metrics.nnaa.privacy_loss` takes the
+first from 1,000 records per set and the second below (:func:`mipkit.metrics.nnaa.interval_method`).
 
 Every term of the NNAA (:mod:`mipkit.metrics.nnaa`) depends on a record *and on its neighbours*: removing one
 record changes its own contribution, the contributions of the records whose nearest own-set neighbour it was,

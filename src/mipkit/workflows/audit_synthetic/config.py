@@ -93,12 +93,14 @@ class AuditSyntheticConfig(VerbConfig):
         (:func:`mipkit.metrics.inference.pi_bootstrap`, ``docs/theory.md`` section 4). ``0``: the
         targets-only interval, which holds both fits fixed (too narrow where a fit's guesses sit at the
         tolerance's edge; faster).
-    nnaa_interval : {"neighbourhood", "jackknife", "record-bootstrap"}
-        Interval of the NNAA terms and the privacy loss: the covariances of neighbouring terms (tight at
-        1,000 records per set and more, short of 95% on small discrete tables), the delete-one jackknife
-        with neighbours recomputed (default; conservative, 1.5-2 times too wide; both
-        :mod:`mipkit.metrics.nnaa_intervals`), or the record bootstrap with the neighbour structure held
-        fixed (too narrow; kept for comparison).
+    nnaa_interval : {"auto", "neighbourhood", "jackknife", "record-bootstrap"}
+        Interval of the NNAA terms and the privacy loss: ``"auto"`` (default) is the neighbourhood interval
+        from 1,000 records per set and the jackknife below (:func:`mipkit.metrics.nnaa.interval_method`);
+        ``"neighbourhood"``, the covariances of neighbouring terms (tight at 1,000 records per set and more,
+        short of 95% on small discrete tables); ``"jackknife"``, the delete-one jackknife with neighbours
+        recomputed (conservative, 1.5-2 times too wide; both :mod:`mipkit.metrics.nnaa_intervals`);
+        ``"record-bootstrap"``, the record bootstrap with the neighbour structure held fixed (too narrow;
+        kept for comparison). ``results.json`` names the method used.
     fail_above : float, optional
         The policy, in [-1, 1]: a finding when the interval of ``fail_metric`` lies above this value, a pass
         when it lies at or below it, inconclusive otherwise (:mod:`mipkit.workflows.audit_synthetic.verdict`).
@@ -158,7 +160,7 @@ class AuditSyntheticConfig(VerbConfig):
     attacks: Sequence[str] = ATTACKS
     non_member_baseline: bool = True
     n_refits: int = 20
-    nnaa_interval: str = "jackknife"
+    nnaa_interval: str = "auto"
     fail_above: float | None = None
     fail_metric: str = "headline"
     confidence: float = 0.95

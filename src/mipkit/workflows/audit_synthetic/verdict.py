@@ -15,7 +15,7 @@ Metrics (``VERDICT_METRICS``):
 privacy
   loss, exact and near copies, attribute inference), corrected for multiplicity; a pass only when every
   test the inputs allow was judged.
-* ``"privacy_loss"``: NNAA privacy loss ``AA_test - AA_train`` with its jackknife interval
+* ``"privacy_loss"``: NNAA privacy loss ``AA_test - AA_train`` with its NNAA interval (``nnaa_interval``)
   (:mod:`mipkit.metrics.nnaa_intervals`); 0 = no sign of memorisation.
 * ``"dcr_auc"``: AUC of the distance-to-closest-record membership attack with DeLong's interval; 0.5 =
   guessing.
