@@ -36,7 +36,7 @@ COMMANDS = {
     ),
     "ctgan_bankchurners_epochs": f"OMP_NUM_THREADS=1 {PY}ctgan_bankchurners_epochs.py --epochs 100 300",
     "nnaa_dcr_scale_cli_slower_machine": f"{PY}nnaa_dcr_scale.py --skip numeric,mixed,peer --cli-rows 100000",
-    "nnaa_interval_coverage_n1000": f"{PY}nnaa_interval_coverage.py --n 1000 --reps 100 "
+    "nnaa_interval_coverage_n1000": f"{PY}nnaa_interval_coverage.py --n 1000 --reps 600 "
     "--out benchmarks/results/nnaa_interval_coverage_n1000.json",
     "ray_synthetic_scaling_small": f"MIPKIT_SHARED_DATA=../shared/data {PY}ray_synthetic_scaling.py --quick",
     "ray_synthetic_scaling_8000": f"MIPKIT_SHARED_DATA=../shared/data {PY}ray_synthetic_scaling.py "
