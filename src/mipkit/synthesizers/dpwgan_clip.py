@@ -13,9 +13,12 @@ What runs (docs/theory.md, "DP-WGAN with per-record clipping"; docs/synthesize.m
    clipped to ``C`` (:func:`~mipkit.synthesizers.clip_step.clipped_sum`), the sum plus
    ``N(0, sigma^2 C^2 I)`` over ``q N``, an Adam step; after every ``n_critic`` of them a generator step,
    which reads only the critic and the released counts (post-processing);
-4. sampling: a categorical column and one of its categories (from the released frequencies, mixed with a
-   ``uniform_share`` of the uniform distribution so that rare categories are generated), the generator's
-   record with that category, and a category of every other block drawn from its softmax.
+4. sampling, from the moving average of the generator's weights (``ema``): a categorical column and one of
+   its categories (from the released frequencies, mixed with a ``uniform_share`` of the uniform
+   distribution so that rare categories are generated), the generator's record with that category, and a
+   category of every other block drawn from its softmax; with ``match_marginals``, ``n`` distinct rows of a
+   pool of ``4 n`` drawn so that every categorical column's frequencies are the released ones
+   (:mod:`mipkit.synthesizers.clip_sample`).
 
 The release is the composition of the counts' Gaussian mechanism and ``steps`` Poisson-subsampled Gaussian
 steps: ``Composed([GaussianMechanism, SubsampledGaussian(sigma, q, steps)])``, accounted by PLD; ``sigma``
@@ -87,7 +90,7 @@ class DPWGANClip:
         Noise standard deviation of the released category counts over their sensitivity.
     uniform_share : float, default=0.05
         Share of the uniform distribution in the category frequencies of sampling.
-    ema : float, default=0.999
+    ema : float, default=0.9995
         Decay of the exponential moving average of the generator's weights that sampling uses (0: the
         last weights).
     match_marginals : bool, default=True
@@ -132,7 +135,7 @@ class DPWGANClip:
         tau: float = 0.2,
         count_noise: float = 10.0,
         uniform_share: float = 0.05,
-        ema: float = 0.999,
+        ema: float = 0.9995,
         match_marginals: bool = True,
         noise_multiplier: float | None = None,
         domain: dict | None = None,
