@@ -261,7 +261,8 @@ class DPWGANClip:
             "n_records": n, "dim": d, "sample_rate": q, "noise_multiplier": sigma,
             "max_grad_norm": self.max_grad_norm, "steps": self.steps, "steps_run": self.steps,
             "n_critic": self.n_critic, "expected_batch": q * n, "gp_weight": self.gp_weight,
-            "count_noise": self.count_noise, "categorical_columns": len(self.blocks_),
+            "count_noise": self.count_noise, "categorical_columns": len(self.blocks_), "ema": self.ema,
+            "match_marginals": self.match_marginals,
             "clipped_share": _summary(self.history_["clipped_share"]),
             "domain_source": self.encoder_.domain_source, "fit_seconds": seconds,
         }  # fmt: skip
