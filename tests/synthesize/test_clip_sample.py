@@ -135,3 +135,16 @@ def test_a_bad_ema_is_one_line(ema):
 
     with pytest.raises(MipkitValueError, match="'ema' parameter of DPWGANClip"):
         DPWGANClip(ema=ema)
+
+
+def test_matching_returns_the_rows_asked_for_when_few_pooled_rows_have_weight(monkeypatch):
+    """Released counts that put all mass on one category, a pool no larger than the sample: still ``n``
+    rows, all of that category."""
+    from mipkit.synthesizers import dpwgan_clip
+
+    monkeypatch.setattr(dpwgan_clip, "POOL", 1)
+    m = DPWGANClip(epsilon=2.0, domain=DOMAIN, uniform_share=0.0, noise_seed=1, **TINY).fit(_table())
+    m.category_counts_ = [np.array([0.0, 0.0, 0.0, 100.0]), np.array([50.0, 50.0])]
+    out = m.sample(300, random_state=0)
+    assert len(out) == 300
+    assert (out["city"] == "rare").all()

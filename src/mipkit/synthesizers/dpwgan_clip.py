@@ -323,6 +323,9 @@ class DPWGANClip:
         out, codes = self._generate(POOL * n_rows, rng)
         weights = rake(codes, self.category_frequencies())
         keep = systematic_sample(inclusion_probabilities(weights, n_rows), rng)
+        if keep.size < n_rows:  # fewer pooled rows with weight than asked for: repeat some
+            p = weights / weights.sum() if weights.sum() > 0 else None
+            keep = np.concatenate([keep, rng.choice(weights.size, n_rows - keep.size, p=p)])
         return self.encoder_.inverse_transform(out[keep])
 
     def _generate(self, n_rows: int, rng: np.random.Generator) -> tuple[np.ndarray, list[np.ndarray]]:
