@@ -104,6 +104,7 @@ def test_accounting_equals_the_accountant_and_meets_the_target():
     cert, d = m.certificate_, m.certificate_.details
     q, sigma = 20 / 200, m.noise_multiplier_
     assert (d["sample_rate"], d["noise_multiplier"], d["max_grad_norm"], d["steps"]) == (q, sigma, 1.0, 6)
+    assert (d["ema"], d["match_marginals"]) == (0.9995, True)
     sens = math.sqrt(2)  # two categorical columns, one count each per record
     record = Composed(
         [GaussianMechanism(sigma=10.0 * sens, sensitivity=sens), SubsampledGaussian(sigma, q, 6)]

@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from mipkit.synthesizers.clip_ghost import clipped_sum
+from mipkit.synthesizers.clip_sample import ema_update
 from mipkit.synthesizers.clip_step import Blocks, critic_net, generator_net, head
 
 __all__ = ["ClipTraining", "noisy_counts"]
@@ -43,7 +44,19 @@ class ClipTraining:
         # the generator trains with log-frequencies of the released counts (rare categories seen often)
         self.train_freq = [np.log1p(np.clip(c, 0.0, None)) + 1e-3 for c in self.counts]
         self.train_freq = [w / w.sum() for w in self.train_freq]
+        self.average = [p.detach().clone() for p in self.generator.parameters()]
         self.hist: dict[str, list] = {"batch_size": [], "median_norm": [], "clipped_share": []}
+
+    def averaged_generator(self) -> Any:
+        """A copy of the generator with the moving average of its weights (the last ones when ``ema``
+        is 0)."""
+        import copy
+
+        out = copy.deepcopy(self.generator)
+        with self.torch.no_grad():
+            for p, a in zip(out.parameters(), self.average, strict=True):
+                p.copy_(a)
+        return out
 
     def _fake(self, c: Any) -> Any:
         """Fake records for conditional vectors ``c`` (Gumbel-softmax blocks)."""
@@ -108,5 +121,7 @@ class ClipTraining:
                 loss = loss + torch.nn.functional.cross_entropy(logits[r][:, sl], target, reduction="sum") / m
         loss.backward()
         self.opt_g.step()
+        with torch.no_grad():
+            ema_update(self.average, list(self.generator.parameters()), self.model.ema)
         for p in self.critic.parameters():
             p.requires_grad_(True)

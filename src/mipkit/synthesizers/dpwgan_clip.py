@@ -13,9 +13,12 @@ What runs (docs/theory.md, "DP-WGAN with per-record clipping"; docs/synthesize.m
    clipped to ``C`` (:func:`~mipkit.synthesizers.clip_step.clipped_sum`), the sum plus
    ``N(0, sigma^2 C^2 I)`` over ``q N``, an Adam step; after every ``n_critic`` of them a generator step,
    which reads only the critic and the released counts (post-processing);
-4. sampling: a categorical column and one of its categories (from the released frequencies, mixed with a
-   ``uniform_share`` of the uniform distribution so that rare categories are generated), the generator's
-   record with that category, and a category of every other block drawn from its softmax.
+4. sampling, from the moving average of the generator's weights (``ema``): a categorical column and one of
+   its categories (from the released frequencies, mixed with a ``uniform_share`` of the uniform
+   distribution so that rare categories are generated), the generator's record with that category, and a
+   category of every other block drawn from its softmax; with ``match_marginals``, ``n`` distinct rows of a
+   pool of ``4 n`` drawn so that every categorical column's frequencies are the released ones
+   (:mod:`mipkit.synthesizers.clip_sample`).
 
 The release is the composition of the counts' Gaussian mechanism and ``steps`` Poisson-subsampled Gaussian
 steps: ``Composed([GaussianMechanism, SubsampledGaussian(sigma, q, steps)])``, accounted by PLD; ``sigma``
@@ -51,6 +54,8 @@ from mipkit.synthesizers.preprocess import TabularEncoder
 __all__ = ["DPWGANClip"]
 
 STAGE = "DP-WGAN-clip critic steps"
+#: Candidate rows generated per sampled row when ``match_marginals``.
+POOL = 4
 
 
 class DPWGANClip:
@@ -85,6 +90,12 @@ class DPWGANClip:
         Noise standard deviation of the released category counts over their sensitivity.
     uniform_share : float, default=0.05
         Share of the uniform distribution in the category frequencies of sampling.
+    ema : float, default=0.9995
+        Decay of the exponential moving average of the generator's weights that sampling uses (0: the
+        last weights).
+    match_marginals : bool, default=True
+        Sample from a pool of ``4 n_rows`` generated rows, weighted so that every categorical column's
+        frequencies equal the sampling frequencies (:mod:`mipkit.synthesizers.clip_sample`).
     noise_multiplier : float, optional
         Fix ``sigma`` instead of calibrating it; 0 adds no noise anywhere (nothing is certified).
     domain : dict, optional
@@ -124,6 +135,8 @@ class DPWGANClip:
         tau: float = 0.2,
         count_noise: float = 10.0,
         uniform_share: float = 0.05,
+        ema: float = 0.9995,
+        match_marginals: bool = True,
         noise_multiplier: float | None = None,
         domain: dict | None = None,
         device: str = "cpu",
@@ -153,6 +166,8 @@ class DPWGANClip:
         self.uniform_share = check_interval(
             "uniform_share", uniform_share, 0.0, 1.0, closed="both", owner=owner
         )
+        self.ema = check_interval("ema", ema, 0.0, 1.0, closed="left", owner=owner)
+        self.match_marginals = bool(match_marginals)
         self.noise_multiplier = (
             None
             if noise_multiplier is None
@@ -246,7 +261,8 @@ class DPWGANClip:
             "n_records": n, "dim": d, "sample_rate": q, "noise_multiplier": sigma,
             "max_grad_norm": self.max_grad_norm, "steps": self.steps, "steps_run": self.steps,
             "n_critic": self.n_critic, "expected_batch": q * n, "gp_weight": self.gp_weight,
-            "count_noise": self.count_noise, "categorical_columns": len(self.blocks_),
+            "count_noise": self.count_noise, "categorical_columns": len(self.blocks_), "ema": self.ema,
+            "match_marginals": self.match_marginals,
             "clipped_share": _summary(self.history_["clipped_share"]),
             "domain_source": self.encoder_.domain_source, "fit_seconds": seconds,
         }  # fmt: skip
@@ -278,7 +294,7 @@ class DPWGANClip:
                 run.generator_step()
             if (t + 1) % 50 == 0 or t + 1 == self.steps:
                 report(self.progress, STAGE, t + 1, self.steps)
-        self.critic_, self.generator_ = run.critic.cpu(), run.generator.cpu()
+        self.critic_, self.generator_ = run.critic.cpu(), run.averaged_generator().cpu()
         self.category_counts_ = run.counts
         self.history_ = {k: np.asarray(v) for k, v in run.hist.items()}
 
@@ -293,12 +309,32 @@ class DPWGANClip:
         return out
 
     def sample(self, n_rows: int, *, random_state: int | None = None) -> pd.DataFrame:
-        """``n_rows`` synthetic records (post-processing of the generator and the released counts)."""
-        torch = require_torch()
+        """``n_rows`` synthetic records (post-processing of the generator and the released counts): with
+        ``match_marginals``, ``n_rows`` distinct rows of a pool of ``4 n_rows`` drawn with probabilities
+        that make each categorical column's frequencies those of :meth:`category_frequencies`."""
         if not hasattr(self, "generator_"):
             raise MipkitValueError("This DPWGANClip is not fitted yet; call fit(data) first.")
         n_rows = check_positive_int("n_rows", n_rows, owner="DPWGANClip.sample")
         rng = np.random.default_rng(spawn_seed(self.random_state if random_state is None else random_state))
+        if not (self.match_marginals and len(self.blocks_)):
+            return self.encoder_.inverse_transform(self._generate(n_rows, rng)[0])
+        from mipkit.synthesizers.clip_sample import inclusion_probabilities, rake, systematic_sample
+
+        out, codes = self._generate(POOL * n_rows, rng)
+        weights = rake(codes, self.category_frequencies())
+        keep = systematic_sample(inclusion_probabilities(weights, n_rows), rng)
+        if keep.size < n_rows:  # fewer pooled rows with weight than asked for: repeat some
+            p = weights / weights.sum() if weights.sum() > 0 else None
+            keep = np.concatenate([keep, rng.choice(weights.size, n_rows - keep.size, p=p)])
+        return self.encoder_.inverse_transform(out[keep])
+
+    def _generate(self, n_rows: int, rng: np.random.Generator) -> tuple[np.ndarray, list[np.ndarray]]:
+        """``n_rows`` encoded records, one category chosen per block (one-hot), and per block the chosen
+        category indices: a conditioned column and category per row (:meth:`category_frequencies`), the
+        generator's record, the other blocks' categories drawn from its softmax."""
+        torch = require_torch()
+        from mipkit.synthesizers.preprocess import _choose
+
         gen = torch.Generator().manual_seed(spawn_seed(rng))
         blocks = self.blocks_
         z = torch.randn(n_rows, self.latent_dim, generator=gen)
@@ -314,11 +350,13 @@ class DPWGANClip:
         self.generator_.eval()
         with torch.no_grad():
             out = head(torch, self.generator_(torch.cat([z, c], dim=1)), blocks, None).numpy().copy()
-        for j, sl in enumerate(blocks.slices):  # the conditioned category, as asked
-            rows = np.flatnonzero(cols == j)
-            out[rows, sl] = 0.0
-            out[rows, sl.start + cats[rows]] = 1.0
-        return self.encoder_.inverse_transform(out, rng=rng)
+        codes = []
+        for j, sl in enumerate(blocks.slices):
+            pick = np.where(cols == j, cats, _choose(out[:, sl], rng))  # the conditioned category, as asked
+            out[:, sl] = 0.0
+            out[np.arange(n_rows), sl.start + pick] = 1.0
+            codes.append(pick)
+        return out, codes
 
 
 def _summary(values: Any) -> dict[str, float]:
