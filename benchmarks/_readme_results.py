@@ -355,6 +355,18 @@ def dpwgan_clip(d: dict) -> str:
     )
 
 
+def dpwgan_clip_sampling(d: dict) -> str:
+    parts = []
+    for r in d["rows"]:
+        auc = {k: v["utility_auc"] for k, v in r["samplers"].items()}
+        best = max(auc, key=auc.get)
+        parts.append(
+            f"eps {r['epsilon']:g} seed {r['seed']}: utility AUC last weights {auc['last']:.3f}, "
+            f"{best} {auc[best]:.3f}"
+        )
+    return "; ".join(parts)
+
+
 def wgan_nonprivate(d: dict) -> str:
     return "; ".join(
         f"{k}: utility AUC {v['utility_auc']:.2f}, categories never generated {v['mode_collapse_share']:.0%}"
@@ -451,6 +463,7 @@ HEADLINES: dict[str, Callable[[dict], str]] = {
     "dp_lower_bounds_vs_peer": dp_lower_bounds,
     "dpsgd_adult": dpsgd,
     "dpwgan_clip_adult": dpwgan_clip,
+    "dpwgan_clip_sampling_adult": dpwgan_clip_sampling,
     "engine_throughput": engine,
     "fig1_mip_vs_dp": lambda d: (
         f"published / Theorem A noise at eta 0.05: {d['published_over_theorem_a_at_0.05']:.0f}x"
