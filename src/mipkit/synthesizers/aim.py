@@ -27,6 +27,7 @@ import pandas as pd
 
 from mipkit._progress import report
 from mipkit._validation import MipkitValueError
+from mipkit.synthesizers.aim_descent import mirror_descent
 from mipkit.synthesizers.aim_marginals import model_marginals
 from mipkit.synthesizers.aim_plan import (
     candidates,
@@ -108,7 +109,7 @@ class AIMSynthesizer(_MarginalSynth):
             sigma, eps, used = first_round(self.rho_, self.horizon_, d)
             state = {"t": 0, "done": False, "sigma": sigma, "eps": eps, "used": used, "log": []}
             meas = [self._measure(ds, (c,), sigma) for c in self.disc_.attributes]
-            model = self._estimate(dom, meas, self.round_iters)
+            model = mirror_descent(dom, meas, self.round_iters)
         else:  # a killed fit: continue after the last round it saved
             state = {k: saved[k] for k in ("t", "done", "sigma", "eps", "used", "log")}
             meas, model = saved["meas"], saved["model"]
@@ -127,7 +128,7 @@ class AIMSynthesizer(_MarginalSynth):
                 clock = time.monotonic()
             report(self.progress, "AIM rounds", min(state["t"], self.horizon_), self.horizon_)
         report(self.progress, "AIM rounds", self.horizon_, self.horizon_)  # the budget ends the rounds
-        self.model_ = self._estimate(dom, meas, self.iters, warm=model)
+        self.model_ = mirror_descent(dom, meas, self.iters, warm=model)
         if self.checkpoint is not None:
             self.checkpoint.unlink(missing_ok=True)
         self._record(state, meas)
@@ -143,7 +144,7 @@ class AIMSynthesizer(_MarginalSynth):
         cl = self._select(dom, model, cand, answers, sigma, eps, state["used"])
         before = model_marginals(model, [cl])[cl]
         meas.append(self._measure(ds, cl, sigma))
-        model = self._estimate(dom, meas, self.round_iters, warm=model)
+        model = mirror_descent(dom, meas, self.round_iters, warm=model)
         after = np.asarray(model.project(cl).datavector())
         halve = not last and np.abs(after - before).sum() <= math.sqrt(2.0 / math.pi) * sigma * dom.size(cl)
         state["log"].append(
@@ -245,7 +246,6 @@ class AIMSynthesizer(_MarginalSynth):
         if found is None:
             return None
         meta, arrays = found
-        import jax.numpy as jnp
         from mbi.clique_vector import CliqueVector
         from mbi.factor import Factor
         from mbi.markov_random_field import MarkovRandomField
@@ -255,7 +255,8 @@ class AIMSynthesizer(_MarginalSynth):
             dom = self._mbi.Domain(spec["attrs"], spec["shape"])
             cliques = [tuple(cl) for cl in spec["cliques"]]
             tables = {
-                cl: Factor(dom.project(cl), jnp.asarray(arrays[f"{name}{i}"])) for i, cl in enumerate(cliques)
+                cl: Factor(dom.project(cl), np.asarray(arrays[f"{name}{i}"], dtype=float))
+                for i, cl in enumerate(cliques)
             }
             return CliqueVector(dom, cliques, tables)
 
