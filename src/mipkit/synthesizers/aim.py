@@ -145,7 +145,7 @@ class AIMSynthesizer(_MarginalSynth):
         before = model_marginals(model, [cl])[cl]
         meas.append(self._measure(ds, cl, sigma))
         model = mirror_descent(dom, meas, self.round_iters, warm=model)
-        after = np.asarray(model.project(cl).datavector())
+        after = model_marginals(model, [cl])[cl]
         halve = not last and np.abs(after - before).sum() <= math.sqrt(2.0 / math.pi) * sigma * dom.size(cl)
         state["log"].append(
             {

@@ -34,20 +34,47 @@ __all__ = ["mirror_descent"]
 Clique = tuple
 
 
-def _broadcast(x: np.ndarray, src: Clique, dst: Clique) -> np.ndarray:
-    """The table ``x`` over ``src`` as a view that broadcasts against tables over ``dst``."""
-    axes = sorted(range(len(src)), key=lambda i: dst.index(src[i]))
-    shape = [1] * len(dst)
-    for i in axes:
-        shape[dst.index(src[i])] = x.shape[i]
-    return x.transpose(axes).reshape(shape)
+def _spread(src: Clique, dst: Clique, sizes: dict) -> tuple[tuple[int, ...] | None, tuple[int, ...]]:
+    """``(axes, shape)``: ``x.transpose(axes).reshape(shape)`` (no transpose when ``axes`` is None) is a
+    table over ``src`` (a subset of ``dst``) as a view that broadcasts against tables over ``dst``."""
+    axes = tuple(sorted(range(len(src)), key=lambda i: dst.index(src[i])))
+    shape = tuple(sizes[a] if a in src else 1 for a in dst)
+    return (None if axes == tuple(range(len(src))) else axes), shape
 
 
-def _sum_to(x: np.ndarray, src: Clique, dst: Clique) -> np.ndarray:
-    """The table ``x`` over ``src`` summed onto ``dst`` (a subset), axes in ``dst``'s order."""
-    out = x.sum(axis=tuple(i for i, a in enumerate(src) if a not in dst)) if len(dst) < len(src) else x
-    kept = [a for a in src if a in dst]
-    return out if kept == list(dst) else out.transpose([kept.index(a) for a in dst])
+def _broadcast(x: np.ndarray, spec: tuple) -> np.ndarray:
+    """``x`` laid out by a :func:`_spread` spec."""
+    axes, shape = spec
+    return (x if axes is None else x.transpose(axes)).reshape(shape)
+
+
+def _summing(src: Clique, dst: Clique, sizes: dict) -> tuple | None:
+    """How to sum a table over ``src`` onto ``dst`` (a subset), axes in ``dst``'s order; None when they are
+    the same. As a product with a vector of ones of the table laid out with the summed axes first or last
+    (``einsum`` and ``sum`` over inner axes of a large table take several times longer)."""
+    if tuple(src) == tuple(dst):
+        return None
+    kept = [src.index(a) for a in dst]
+    shape = tuple(sizes[a] for a in dst)
+    cells, rest = math.prod(shape), math.prod(sizes[a] for a in src) // max(math.prod(shape), 1)
+    if kept == list(range(len(dst))):
+        return "first", None, cells, rest, shape
+    if kept == list(range(len(src) - len(dst), len(src))):
+        return "last", None, cells, rest, shape
+    summed = [k for k in range(len(src)) if k not in kept]
+    return "last", (*summed, *kept), cells, rest, shape
+
+
+def _sum(x: np.ndarray, spec: tuple | None) -> np.ndarray:
+    """``x`` summed by a :func:`_summing` spec."""
+    if spec is None:
+        return x
+    where, axes, cells, rest, shape = spec
+    if axes is not None:
+        x = np.ascontiguousarray(x.transpose(axes))
+    if where == "first":
+        return (x.reshape(cells, rest) @ np.ones(rest)).reshape(shape)
+    return (np.ones(rest) @ x.reshape(rest, cells)).reshape(shape)
 
 
 def _logsumexp(x: np.ndarray, axis: tuple[int, ...]) -> np.ndarray:
@@ -59,6 +86,16 @@ def _logsumexp(x: np.ndarray, axis: tuple[int, ...]) -> np.ndarray:
     return out
 
 
+#: A sum of exponentials below this falls back to a shift of its own (float64 underflows near 1e-308).
+_TINY = 1e-250
+
+
+def _exp(x: np.ndarray) -> tuple[np.ndarray, float]:
+    """``(exp(x - max), max)``."""
+    top = float(x.max())
+    return np.exp(x - top), top
+
+
 def _parent(cliques: Sequence[Clique], clique: Clique, size: Any) -> Clique:
     """``mbi``'s choice of the clique that holds ``clique``'s marginal: the smallest containing it, the
     first of the smallest."""
@@ -67,86 +104,102 @@ def _parent(cliques: Sequence[Clique], clique: Clique, size: Any) -> Clique:
 
 class _Plan:
     """The layout of one model structure: the junction tree of the potentials' cliques, the order of its
-    messages, and where each potential, measurement and marginal goes."""
+    messages, and where each potential, measurement and marginal goes (computed once per refit)."""
 
-    def __init__(self, domain: Any, cliques: Sequence[Clique], measured: Sequence[Clique]) -> None:
+    def __init__(self, domain: Any, cliques: Sequence[Clique]) -> None:
         from mbi.clique_utils import reverse_clique_mapping
         from mbi.junction_tree import make_junction_tree, maximal_cliques, message_passing_order
 
         self.cliques = tuple(cliques)
+        self.sizes = {a: domain.size((a,)) for a in domain.attributes}
         tree = make_junction_tree(domain, self.cliques)[0]
-        self.order = message_passing_order(tree)
-        self.nodes = maximal_cliques(tree)
-        self.shapes = {cl: tuple(domain.size(a) for a in cl) for cl in (*self.nodes, *self.cliques)}
+        self.nodes = maximal_cliques(tree)  # mbi's canonical order: separators read alike from both sides
+        self.shapes = {cl: tuple(self.sizes[a] for a in cl) for cl in (*self.nodes, *self.cliques)}
         mapping = reverse_clique_mapping(self.nodes, self.cliques, domain=domain)
-        self.expand = {node: mapping[node] for node in self.nodes}
-        self.holder = {
-            cl: cl if cl in self.nodes else _parent(self.nodes, cl, domain.size) for cl in self.cliques
+        self.expand = {
+            node: [(cl, _spread(cl, node, self.sizes)) for cl in mapping[node]] for node in self.nodes
         }
-        self.measured = {
-            cl: cl if cl in self.cliques else _parent(self.cliques, cl, domain.size) for cl in measured
+        self.messages = []
+        for i, j in message_passing_order(tree):
+            shared = tuple(a for a in i if a in j)
+            elim = tuple(k for k, a in enumerate(i) if a not in j)
+            keep = _summing(i, shared, self.sizes)
+            self.messages.append((i, j, elim, keep, _spread(shared, j, self.sizes)))
+        holder = {cl: cl if cl in self.nodes else _parent(self.nodes, cl, domain.size) for cl in self.cliques}
+        self.held = {
+            node: [(cl, _summing(node, cl, self.sizes)) for cl in self.cliques if holder[cl] == node]
+            for node in self.nodes
         }
 
     def marginals(self, potentials: dict[Clique, np.ndarray], total: float) -> dict[Clique, np.ndarray]:
         """The model's marginals of the potentials' cliques, scaled to ``total`` (HUGIN, as ``mbi``)."""
         beliefs = {}
-        for node in self.nodes:
+        for node, parts in self.expand.items():
             b = np.zeros(self.shapes[node])
-            for cl in self.expand[node]:
-                b = b + _broadcast(potentials[cl], cl, node)
+            for cl, spec in parts:
+                b += _broadcast(potentials[cl], spec)
             beliefs[node] = b
-        messages: dict[tuple, tuple[Clique, np.ndarray]] = {}
-        for i, j in self.order:
-            tau = beliefs[i]
-            if (j, i) in messages:
-                tau = tau - _broadcast(messages[(j, i)][1], messages[(j, i)][0], i)
-            shared = tuple(a for a in i if a in j)
-            msg = _logsumexp(tau, tuple(k for k, a in enumerate(i) if a not in j))
-            messages[(i, j)] = (shared, msg)
-            beliefs[j] = beliefs[j] + _broadcast(msg, shared, j)
-        log_total = math.log(total)
-        probs = {}
-        for node, b in beliefs.items():
-            flat = b.ravel()
-            top = flat.max()
-            norm = math.log(np.exp(flat - top).sum()) + top
-            probs[node] = np.exp(b + (log_total - norm))
-        return {cl: _sum_to(probs[self.holder[cl]], self.holder[cl], cl) for cl in self.cliques}
+        final: dict[Clique, tuple[np.ndarray, float]] = {}
+        sent: dict[tuple, np.ndarray] = {}
+        for i, j, elim, keep, spec in self.messages:
+            back = sent.get((j, i))
+            if back is None:  # i has heard from every neighbour but j
+                msg = _shifted_logsumexp(_exp(beliefs[i]), beliefs[i], elim, keep)
+            else:  # i has heard from all: HUGIN's belief subtraction, on the separator
+                msg = _from_final(final, beliefs, i, elim, keep) - back
+            sent[(i, j)] = msg
+            beliefs[j] += _broadcast(msg, spec)
+        out = {}
+        for node, held in self.held.items():
+            if held:
+                exp, _ = final[node] if node in final else _exp(beliefs[node])
+                scale = total / exp.sum()
+                out.update({cl: _sum(exp, spec) * scale for cl, spec in held})
+        return {cl: out[cl] for cl in self.cliques}
+
+
+def _from_final(final: dict, beliefs: dict, node: Clique, elim: tuple[int, ...], keep: tuple) -> np.ndarray:
+    """``logsumexp`` of ``node``'s final belief over ``elim``, from one exponential of the whole table
+    shared by every message the node sends once it has heard from all."""
+    if node not in final:
+        final[node] = _exp(beliefs[node])
+    return _shifted_logsumexp(final[node], beliefs[node], elim, keep)
+
+
+def _shifted_logsumexp(exp: tuple, x: np.ndarray, elim: tuple[int, ...], keep: tuple) -> np.ndarray:
+    """``logsumexp`` of ``x`` over ``elim`` from ``exp = (exp(x - max), max)``, the whole table shifted by
+    its maximum; a slice too far below the maximum for that (its sum underflows) is shifted by its own."""
+    sums = _sum(exp[0], keep)
+    if sums.size and sums.min() > _TINY:
+        return np.log(sums) + exp[1]
+    return _logsumexp(x, elim)
 
 
 class _Loss:
     """The squared loss ``sum_M ||(mu_M - y_M) / sigma_M||^2 / 2`` of the measurements and its gradient
-    in the potentials' cliques."""
+    in the potentials' cliques (each measurement read from the smallest clique that holds it, as
+    ``mbi``'s ``CliqueVector.project``)."""
 
-    def __init__(self, plan: _Plan, measurements: Sequence[Any]) -> None:
-        self.plan = plan
-        self.terms = [
-            (
-                tuple(m.clique),
-                plan.measured[tuple(m.clique)],
-                np.asarray(m.noisy_measurement, dtype=float).reshape(plan_shape(plan, m)),
-                max(float(m.stddev), 1e-12),
-            )
-            for m in measurements
-        ]
+    def __init__(self, domain: Any, plan: _Plan, measurements: Sequence[Any]) -> None:
+        self.terms = []
+        for m in measurements:
+            cl = tuple(m.clique)
+            holder = cl if cl in plan.cliques else _parent(plan.cliques, cl, domain.size)
+            y = np.asarray(m.noisy_measurement, dtype=float).reshape([plan.sizes[a] for a in cl])
+            sd = max(float(m.stddev), 1e-12)
+            summing = _summing(holder, cl, plan.sizes)
+            self.terms.append((holder, summing, y, 1.0 / sd, _spread(cl, holder, plan.sizes)))
 
     def __call__(self, mu: dict[Clique, np.ndarray], grad: bool = False) -> tuple[float, dict | None]:
         loss, g = 0.0, None
         if grad:
             g = {cl: np.zeros(x.shape) for cl, x in mu.items()}
-        for cl, holder, y, sd in self.terms:
-            diff = (_sum_to(mu[holder], holder, cl) - y) / sd
+        for holder, summing, y, inv, spread in self.terms:
+            diff = (_sum(mu[holder], summing) - y) * inv
             loss += 0.5 * float(np.vdot(diff, diff))
             if g is not None:
-                g[holder] = g[holder] + _broadcast(diff / sd, cl, holder)
+                g[holder] += _broadcast(diff * inv, spread)
         return loss, g
-
-
-def plan_shape(plan: _Plan, m: Any) -> tuple[int, ...]:
-    """The shape of measurement ``m``'s marginal."""
-    holder = plan.measured[tuple(m.clique)]
-    sizes = dict(zip(holder, plan.shapes[holder], strict=True))
-    return tuple(sizes[a] for a in m.clique)
 
 
 def _warm_potentials(domain: Any, cliques: Sequence[Clique], warm: Any) -> dict[Clique, np.ndarray]:
@@ -161,7 +214,8 @@ def _warm_potentials(domain: Any, cliques: Sequence[Clique], warm: Any) -> dict[
     mapping = reverse_clique_mapping(cliques, pots.cliques, domain=domain)
     for cl in cliques:
         for old in mapping[cl]:
-            out[cl] = out[cl] + _broadcast(np.asarray(pots.tables[old].values, dtype=float), old, cl)
+            table = np.asarray(pots.tables[old].values, dtype=float)
+            out[cl] = out[cl] + _broadcast(table, _spread(old, cl, {a: domain.size((a,)) for a in old}))
     return out
 
 
@@ -205,8 +259,8 @@ def mirror_descent(domain: Any, measurements: Sequence[Any], iters: int, warm: A
     measurements = list(measurements)
     total = minimum_variance_unbiased_total(measurements)
     cliques = maximal_subset([tuple(m.clique) for m in measurements])
-    plan = _Plan(domain, cliques, [tuple(m.clique) for m in measurements])
-    loss_fn = _Loss(plan, measurements)
+    plan = _Plan(domain, cliques)
+    loss_fn = _Loss(domain, plan, measurements)
     alpha = 2.0 / (calculate_l2_lipschitz_from_metadata(domain, measurements) * total)
     theta = _warm_potentials(domain, cliques, warm)
     mu = plan.marginals(theta, total)
