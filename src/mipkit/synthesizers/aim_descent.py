@@ -8,12 +8,12 @@ the last model's potentials, ``iters`` steps rounded up to ``mbi``'s blocks of 5
 HUGIN belief propagation on the junction tree of the measured cliques (``mbi``'s oracle on a CPU: log-space
 messages with belief subtraction, dense tables). ``mbi`` compiles the whole loop into one XLA program for
 every model structure, and AIM's model gains a clique every round, so most of an AIM fit went into
-compiling (``benchmarks/aim_refit_profile.py``); here the same arithmetic runs in NumPy in float64 on
+compiling (``benchmarks/aim_round_iters.py --refit mbi``); here the same arithmetic runs in NumPy in float64 on
 tables laid out once per structure (:class:`_Plan`).
 
 Two things differ from ``mbi`` and change nothing in the result: a step's marginals at the current
 potentials are those of the step before (the potentials are either the ones that step tried or the ones it
-kept, whose marginals it computed), so each step runs the oracle once instead of twice; and ``mbi`` runs in
+kept, whose marginals and loss it computed), so each step runs the oracle once instead of twice; and ``mbi`` runs in
 float32 unless JAX's 64-bit mode is on. With it on, the two give the same marginals within a relative
 1e-9 (``tests/synthesize/test_aim_descent.py``).
 
@@ -190,16 +190,17 @@ class _Loss:
             summing = _summing(holder, cl, plan.sizes)
             self.terms.append((holder, summing, y, 1.0 / sd, _spread(cl, holder, plan.sizes)))
 
-    def __call__(self, mu: dict[Clique, np.ndarray], grad: bool = False) -> tuple[float, dict | None]:
-        loss, g = 0.0, None
-        if grad:
-            g = {cl: np.zeros(x.shape) for cl, x in mu.items()}
-        for holder, summing, y, inv, spread in self.terms:
-            diff = (_sum(mu[holder], summing) - y) * inv
-            loss += 0.5 * float(np.vdot(diff, diff))
-            if g is not None:
-                g[holder] += _broadcast(diff * inv, spread)
-        return loss, g
+    def __call__(self, mu: dict[Clique, np.ndarray]) -> tuple[float, list[np.ndarray]]:
+        """The loss at the marginals ``mu`` and each measurement's residual ``(mu_M - y_M) / sigma_M``."""
+        diffs = [(_sum(mu[holder], summing) - y) * inv for holder, summing, y, inv, _ in self.terms]
+        return 0.5 * sum(float(np.vdot(d, d)) for d in diffs), diffs
+
+    def grad(self, diffs: list[np.ndarray], cliques: Sequence[Clique], shapes: dict) -> dict:
+        """The loss's gradient in the potentials' cliques from the residuals."""
+        g = {cl: np.zeros(shapes[cl]) for cl in cliques}
+        for (holder, _, _, inv, spread), diff in zip(self.terms, diffs, strict=True):
+            g[holder] += _broadcast(diff * inv, spread)
+        return g
 
 
 def _warm_potentials(domain: Any, cliques: Sequence[Clique], warm: Any) -> dict[Clique, np.ndarray]:
@@ -264,14 +265,15 @@ def mirror_descent(domain: Any, measurements: Sequence[Any], iters: int, warm: A
     alpha = 2.0 / (calculate_l2_lipschitz_from_metadata(domain, measurements) * total)
     theta = _warm_potentials(domain, cliques, warm)
     mu = plan.marginals(theta, total)
+    loss, diffs = loss_fn(mu)
     for _ in range(math.ceil(iters / CALLBACK_EVERY) * CALLBACK_EVERY):
-        loss, grad = loss_fn(mu, grad=True)
+        grad = loss_fn.grad(diffs, cliques, plan.shapes)
         theta2 = {cl: theta[cl] - alpha * grad[cl] for cl in cliques}
         mu2 = plan.marginals(theta2, total)
-        loss2, _ = loss_fn(mu2)
+        loss2, diffs2 = loss_fn(mu2)
         dot = sum(float(np.vdot(grad[cl], mu[cl] - mu2[cl])) for cl in cliques)
-        if loss - loss2 >= 0.5 * alpha * dot:
-            theta, mu, alpha = theta2, mu2, 1.01 * alpha
+        if loss - loss2 >= 0.5 * alpha * dot:  # a step taken: its marginals and loss are the next step's
+            theta, mu, loss, diffs, alpha = theta2, mu2, loss2, diffs2, 1.01 * alpha
         else:
             alpha = 0.5 * alpha
     return _model(domain, theta, mu, total)
