@@ -138,6 +138,13 @@ class _Plan:
         # short one (Adult's two-valued columns) makes every pass over the table several times slower
         lay = {node: tuple(sorted(node, key=lambda a: self.sizes[a])) for node in self.nodes}
         self.shapes = {cl: tuple(self.sizes[a] for a in cl) for cl in self.cliques}
+        # the cliques' tables side by side in one vector, each as a slice
+        ends = np.cumsum([math.prod(self.shapes[cl]) for cl in self.cliques])
+        self.slices = {
+            cl: slice(int(e - math.prod(self.shapes[cl])), int(e))
+            for cl, e in zip(self.cliques, ends, strict=True)
+        }
+        self.cells = int(ends[-1]) if len(ends) else 0
         self.tables = {node: tuple(self.sizes[a] for a in lay[node]) for node in self.nodes}
         mapping = reverse_clique_mapping(self.nodes, self.cliques, domain=domain)
         self.expand = {
@@ -157,8 +164,14 @@ class _Plan:
             for node in self.nodes
         }
 
-    def marginals(self, potentials: dict[Clique, np.ndarray], total: float) -> dict[Clique, np.ndarray]:
-        """The model's marginals of the potentials' cliques, scaled to ``total`` (HUGIN, as ``mbi``)."""
+    def tables_of(self, flat: np.ndarray) -> dict[Clique, np.ndarray]:
+        """The cliques' tables (views) in a vector laid out by :attr:`slices`."""
+        return {cl: flat[sl].reshape(self.shapes[cl]) for cl, sl in self.slices.items()}
+
+    def marginals(self, theta: np.ndarray, total: float) -> np.ndarray:
+        """The model's marginals of the potentials' cliques, scaled to ``total`` (HUGIN, as ``mbi``), from
+        and to vectors laid out by :attr:`slices`."""
+        potentials = self.tables_of(theta)
         beliefs = {}
         for node, parts in self.expand.items():
             b = np.zeros(self.tables[node])
@@ -177,13 +190,14 @@ class _Plan:
                 )
             sent[(i, j)] = msg
             beliefs[j] += _broadcast(msg, spec)
-        out = {}
+        out = np.empty(self.cells)
         for node, held in self.held.items():
             if held:
                 exp, _ = final[node] if node in final else _exp(beliefs[node])
                 scale = total / exp.sum()
-                out.update({cl: _sum(exp, spec) * scale for cl, spec in held})
-        return {cl: out[cl] for cl in self.cliques}
+                for cl, spec in held:
+                    np.multiply(_sum(exp, spec), scale, out=out[self.slices[cl]].reshape(self.shapes[cl]))
+        return out
 
 
 def _from_final(final: dict, beliefs: dict, node: Clique, elim: tuple[int, ...], keep: tuple) -> np.ndarray:
@@ -204,47 +218,54 @@ def _shifted_logsumexp(exp: tuple, x: np.ndarray, elim: tuple[int, ...], keep: t
 
 
 class _Loss:
-    """The squared loss ``sum_M ||(mu_M - y_M) / sigma_M||^2 / 2`` of the measurements and its gradient
-    in the potentials' cliques (each measurement read from the smallest clique that holds it, as
-    ``mbi``'s ``CliqueVector.project``)."""
+    """The squared loss ``sum_M ||(mu_M - y_M) / sigma_M||^2 / 2`` of the measurements and its gradient,
+    over the cliques' marginals side by side in one vector (:attr:`_Plan.slices`): each measurement's
+    marginal summed out of the smallest clique that holds it, as ``mbi``'s ``CliqueVector.project``, all of
+    them by one sparse 0-1 matrix."""
 
     def __init__(self, domain: Any, plan: _Plan, measurements: Sequence[Any]) -> None:
-        self.terms = []
+        from scipy import sparse
+
+        rows, cols, ys, invs, start = [], [], [], [], 0
         for m in measurements:
             cl = tuple(m.clique)
             holder = cl if cl in plan.cliques else _parent(plan.cliques, cl, domain.size)
-            y = np.asarray(m.noisy_measurement, dtype=float).reshape([plan.sizes[a] for a in cl])
-            sd = max(float(m.stddev), 1e-12)
-            summing = _summing(holder, cl, plan.sizes)
-            self.terms.append((holder, summing, y, 1.0 / sd, _spread(cl, holder, plan.sizes)))
+            grid = np.indices(plan.shapes[holder]).reshape(len(holder), -1)
+            shape = [plan.sizes[a] for a in cl]
+            rows.append(start + np.ravel_multi_index([grid[holder.index(a)] for a in cl], shape))
+            cols.append(np.arange(plan.slices[holder].start, plan.slices[holder].stop))
+            ys.append(np.asarray(m.noisy_measurement, dtype=float).ravel())
+            invs.append(np.full(ys[-1].size, 1.0 / max(float(m.stddev), 1e-12)))
+            start += ys[-1].size
+        rows, cols = np.concatenate(rows), np.concatenate(cols)
+        self.project = sparse.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(start, plan.cells))
+        self.spread = self.project.T.tocsr()
+        self.y, self.inv = np.concatenate(ys), np.concatenate(invs)
 
-    def __call__(self, mu: dict[Clique, np.ndarray]) -> tuple[float, list[np.ndarray]]:
-        """The loss at the marginals ``mu`` and each measurement's residual ``(mu_M - y_M) / sigma_M``."""
-        diffs = [(_sum(mu[holder], summing) - y) * inv for holder, summing, y, inv, _ in self.terms]
-        return 0.5 * sum(float(np.vdot(d, d)) for d in diffs), diffs
+    def __call__(self, mu: np.ndarray) -> tuple[float, np.ndarray]:
+        """The loss at the marginals ``mu`` and the residuals ``(mu_M - y_M) / sigma_M``."""
+        diff = (self.project @ mu - self.y) * self.inv
+        return 0.5 * float(diff @ diff), diff
 
-    def grad(self, diffs: list[np.ndarray], cliques: Sequence[Clique], shapes: dict) -> dict:
-        """The loss's gradient in the potentials' cliques from the residuals."""
-        g = {cl: np.zeros(shapes[cl]) for cl in cliques}
-        for (holder, _, _, inv, spread), diff in zip(self.terms, diffs, strict=True):
-            g[holder] += _broadcast(diff * inv, spread)
-        return g
+    def grad(self, diff: np.ndarray) -> np.ndarray:
+        """The loss's gradient in the cliques' marginals from the residuals."""
+        return self.spread @ (diff * self.inv)
 
 
-def _warm_potentials(domain: Any, cliques: Sequence[Clique], warm: Any) -> dict[Clique, np.ndarray]:
-    """The warm model's potentials re-expressed on ``cliques`` (``mbi``'s ``CliqueVector.expand``):
+def _warm_potentials(domain: Any, plan: _Plan, warm: Any) -> np.ndarray:
+    """The warm model's potentials re-expressed on the plan's cliques (``mbi``'s ``CliqueVector.expand``):
     each old table added into the smallest new clique that contains it; zeros without a warm model."""
-    out = {cl: np.zeros(tuple(domain.size(a) for a in cl)) for cl in cliques}
+    out = np.zeros(plan.cells)
     if warm is None:
         return out
     from mbi.clique_utils import reverse_clique_mapping
 
-    pots = warm.potentials
-    mapping = reverse_clique_mapping(cliques, pots.cliques, domain=domain)
-    for cl in cliques:
+    pots, tables = warm.potentials, plan.tables_of(out)
+    mapping = reverse_clique_mapping(plan.cliques, pots.cliques, domain=domain)
+    for cl in plan.cliques:
         for old in mapping[cl]:
             table = np.asarray(pots.tables[old].values, dtype=float)
-            out[cl] = out[cl] + _broadcast(table, _spread(old, cl, {a: domain.size((a,)) for a in old}))
+            tables[cl] += _broadcast(table, _spread(old, cl, plan.sizes))
     return out
 
 
@@ -291,17 +312,18 @@ def mirror_descent(domain: Any, measurements: Sequence[Any], iters: int, warm: A
     plan = _Plan(domain, cliques)
     loss_fn = _Loss(domain, plan, measurements)
     alpha = 2.0 / (calculate_l2_lipschitz_from_metadata(domain, measurements) * total)
-    theta = _warm_potentials(domain, cliques, warm)
+    theta = _warm_potentials(domain, plan, warm)
     mu = plan.marginals(theta, total)
-    loss, diffs = loss_fn(mu)
+    loss, diff = loss_fn(mu)
     for _ in range(math.ceil(iters / CALLBACK_EVERY) * CALLBACK_EVERY):
-        grad = loss_fn.grad(diffs, cliques, plan.shapes)
-        theta2 = {cl: theta[cl] - alpha * grad[cl] for cl in cliques}
+        grad = loss_fn.grad(diff)
+        theta2 = theta - alpha * grad
         mu2 = plan.marginals(theta2, total)
-        loss2, diffs2 = loss_fn(mu2)
-        dot = sum(float(np.vdot(grad[cl], mu[cl] - mu2[cl])) for cl in cliques)
-        if loss - loss2 >= 0.5 * alpha * dot:  # a step taken: its marginals and loss are the next step's
-            theta, mu, loss, diffs, alpha = theta2, mu2, loss2, diffs2, 1.01 * alpha
+        loss2, diff2 = loss_fn(mu2)
+        if loss - loss2 >= 0.5 * alpha * float(
+            grad @ (mu - mu2)
+        ):  # taken: its marginals, loss are the next's
+            theta, mu, loss, diff, alpha = theta2, mu2, loss2, diff2, 1.01 * alpha
         else:
             alpha = 0.5 * alpha
-    return _model(domain, theta, mu, total)
+    return _model(domain, plan.tables_of(theta), plan.tables_of(mu), total)
