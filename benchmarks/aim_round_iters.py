@@ -16,7 +16,8 @@ and its five strongest predictors (:data:`COLUMNS`), AIM at ``--epsilon`` with t
   reports (``/jax/core/compile/backend_compile_duration``), part of the refits' and selections' time.
 
 ``--refit mbi`` refits the model after each measurement with ``mbi``'s compiled mirror descent (one XLA
-program per model structure) instead of mipkit's NumPy one (:mod:`mipkit.synthesizers.aim_descent`);
+program per model structure; float32 unless ``JAX_ENABLE_X64=1``) instead of mipkit's NumPy one
+(:mod:`mipkit.synthesizers.aim_descent`, float64);
 ``--select mbi`` scores the candidates with ``mbi``'s own marginals (one compiled program per clique and
 model structure) instead of mipkit's NumPy ones (:mod:`mipkit.synthesizers.aim_marginals`).
 

@@ -7,7 +7,9 @@ descent from the last one's potentials, and halve the noise when a measurement b
 rounds end when the budget does (:mod:`mipkit.synthesizers.aim_plan`: the workload, with or without a
 target column, and the budget rule). The model's size is capped at ``max_model_size`` MB times the share
 of the budget spent, as published; discretisation, noise and accounting are those of
-:mod:`mipkit.synthesizers.peers_mbi`.
+:mod:`mipkit.synthesizers.peers_mbi`. The refits are ``mbi``'s mirror descent run in NumPy
+(:mod:`mipkit.synthesizers.aim_descent`: nothing compiled per model structure), the candidates' marginals
+too (:mod:`mipkit.synthesizers.aim_marginals`).
 
 Each round is recorded (``round_log_``, and ``round_log`` in the certificate's details): the clique
 measured, its noise ``sigma``, the selection's ``epsilon`` (``epsilon^2 / 8``-zCDP), the rho spent so far,
