@@ -11,15 +11,18 @@ and its five strongest predictors (:data:`COLUMNS`), AIM at ``--epsilon`` with t
   real and the model's normalised marginal (what AIM minimises), and the utility AUC of its synthetic table
   (:func:`mipkit.synthesizers.quality.utility_auc`);
 * the time: the whole fit (wall clock and the process's CPU time, the fair measure on a shared machine),
-  the mirror-descent refits (:meth:`_estimate`), the selections (:meth:`_select`:
+  the mirror-descent refits (``refit``), the selections (:meth:`_select`:
   the size check of every candidate and its marginal under the model), and the XLA compilation time JAX
   reports (``/jax/core/compile/backend_compile_duration``), part of the refits' and selections' time.
 
+``--refit mbi`` refits the model after each measurement with ``mbi``'s compiled mirror descent (one XLA
+program per model structure; float32 unless ``JAX_ENABLE_X64=1``) instead of mipkit's NumPy one
+(:mod:`mipkit.synthesizers.aim_descent`, float64);
 ``--select mbi`` scores the candidates with ``mbi``'s own marginals (one compiled program per clique and
 model structure) instead of mipkit's NumPy ones (:mod:`mipkit.synthesizers.aim_marginals`).
 
 Run: ``PYTHONPATH=src .venv/bin/python benchmarks/aim_round_iters.py [--round-iters 1000 100]
-[--select mbi]``.
+[--select mbi] [--refit mbi]``.
 Results: ``benchmarks/results/aim_round_iters[_<tag>].json``.
 """
 
@@ -72,6 +75,7 @@ def main() -> None:
     import jax
 
     from mipkit.synthesizers.aim import AIMSynthesizer
+    from mipkit.synthesizers.peers_mbi import drop_compiled_programs_if_many
     from mipkit.synthesizers.quality import utility_auc
 
     warnings.filterwarnings("ignore")
@@ -83,6 +87,10 @@ def main() -> None:
     ap.add_argument(
         "--select", choices=["numpy", "mbi"], default="numpy",
         help="the candidates' marginals: mipkit's NumPy ones, or mbi's compiled variable elimination",
+    )  # fmt: skip
+    ap.add_argument(
+        "--refit", choices=["numpy", "mbi"], default="numpy",
+        help="the refits: mipkit's NumPy mirror descent, or mbi's compiled one",
     )  # fmt: skip
     ap.add_argument("--tag", default="")
     args = ap.parse_args()
@@ -96,9 +104,29 @@ def main() -> None:
         aim_module.model_marginals = lambda model, cliques: {
             tuple(cl): np.asarray(model.project(cl).datavector(), float) for cl in cliques
         }
+    import mipkit.synthesizers.aim as aim_module
+
+    if args.refit == "mbi":  # mbi's MirrorDescent, compiled for each model structure
+
+        def refit(dom, meas, iters, warm=None):
+            from mbi.estimation import MirrorDescent
+
+            drop_compiled_programs_if_many()
+            return MirrorDescent().estimate(dom, meas, iters=iters, warm_start=warm)
+
+        aim_module.mirror_descent = refit
     clock: dict = {}
-    for name in ("_estimate", "_select"):
-        timed(AIMSynthesizer, name, clock)
+    timed(AIMSynthesizer, "_select", clock)
+    inner = aim_module.mirror_descent
+
+    def refit_timed(*a, **kw):
+        t = time.perf_counter()
+        try:
+            return inner(*a, **kw)
+        finally:
+            clock["refit"] = clock.get("refit", 0.0) + time.perf_counter() - t
+
+    aim_module.mirror_descent = refit_timed
     jax.monitoring.register_event_duration_secs_listener(
         lambda event, secs, **_: (
             clock.__setitem__("compile", clock.get("compile", 0.0) + secs)
@@ -118,7 +146,7 @@ def main() -> None:
         syn = synth.sample(len(train))
         row = {
             "round_iters": iters, "fit_seconds": fit, "fit_cpu_seconds": cpu, "rounds": synth.rounds_,
-            "select": args.select,
+            "select": args.select, "refit": args.refit,
             "cliques": [r["clique"] for r in synth.round_log_],
             "halved": [r["round"] for r in synth.round_log_ if r["halved"]],
             "workload_error": workload_error(synth, train),

@@ -195,6 +195,7 @@ def evaluate(
         domain = None if method == "ctgan" else infer_domain(train)
         if method == "aim-target":  # AIM whose workload is the 3-way marginals with the target column
             opts = {**opts, "target": ds["target"]}
+        cpu = time.process_time()
         res = synthesize(
             PrivateTable(train, domain),
             SynthesizeConfig(
@@ -207,11 +208,20 @@ def evaluate(
                 params=opts,
             ),
             checkpoint=ckpt,
+            progress=_round_log if args.log_rounds else None,
         )  # fmt: skip (a benchmark measures: its noise is seeded, so a cell reruns to the same table)
+        row["cpu_seconds"] = time.process_time() - cpu  # this process's: fit and sample (jobs 1)
         row["domain"] = "public: read from the training data"
         synth, cert = res.synthetic, res.certificate
         row["seconds"], row["fit_seconds"] = res.seconds, res.fit_seconds
         row["resumed_from"] = res.resumed_from  # > 0: resumed; the seconds include the killed run's
+        if method.startswith("aim"):
+            log = cert.details["round_log"]
+            row["aim"] = {
+                "rounds": cert.details["rounds"], "measured": len(cert.details["measured"]),
+                "halvings": sum(r["halved"] for r in log),
+                "largest_clique_cells": max(r["cells"] for r in log),
+            }  # fmt: skip
         if method.startswith("dpwgan"):
             keys = (
                 "sensitivity",
@@ -309,6 +319,7 @@ def main(ds: dict = ADULT, argv: list[str] | None = None) -> None:
     ap.add_argument("--max-audit-rows", type=int, default=None)
     ap.add_argument("--rows", type=int, default=None, help="subsample the training table")
     ap.add_argument("--tag", default="")
+    ap.add_argument("--log-rounds", action="store_true", help="print each progress report (AIM: rounds)")
     ap.add_argument("--device", default="cpu", help="torch device of dpwgan-clip's networks: cpu or cuda")
     ap.add_argument(
         "--jobs", type=int, default=1,
@@ -376,6 +387,12 @@ def main(ds: dict = ADULT, argv: list[str] | None = None) -> None:
 # rough fit + sample seconds of each method on Adult at epsilon 3 (only to order the cells of a --jobs run)
 EXPECTED_SECONDS = {"dpctgan": 6300, "aim": 3600, "aim-target": 3600, "ctgan": 1000, "patectgan": 800,
                     "dpwgan-gp-scaled": 250, "dpwgan-gp": 200, "dpwgan-clip": 200, "mst": 25}  # fmt: skip
+
+
+def _round_log(stage: str, done: int, total: int) -> None:
+    """``--log-rounds``: the time and CPU time at each progress report (AIM: each round), on stderr."""
+    now = f"{time.strftime('%H:%M:%S')} cpu {time.process_time():.1f} s"
+    print(f"{now} {stage} {done}/{total}", file=sys.stderr, flush=True)
 
 
 def _timed_cell(

@@ -7,7 +7,9 @@ descent from the last one's potentials, and halve the noise when a measurement b
 rounds end when the budget does (:mod:`mipkit.synthesizers.aim_plan`: the workload, with or without a
 target column, and the budget rule). The model's size is capped at ``max_model_size`` MB times the share
 of the budget spent, as published; discretisation, noise and accounting are those of
-:mod:`mipkit.synthesizers.peers_mbi`.
+:mod:`mipkit.synthesizers.peers_mbi`. The refits are ``mbi``'s mirror descent run in NumPy
+(:mod:`mipkit.synthesizers.aim_descent`: nothing compiled per model structure), the candidates' marginals
+too (:mod:`mipkit.synthesizers.aim_marginals`).
 
 Each round is recorded (``round_log_``, and ``round_log`` in the certificate's details): the clique
 measured, its noise ``sigma``, the selection's ``epsilon`` (``epsilon^2 / 8``-zCDP), the rho spent so far,
@@ -27,6 +29,7 @@ import pandas as pd
 
 from mipkit._progress import report
 from mipkit._validation import MipkitValueError
+from mipkit.synthesizers.aim_descent import mirror_descent
 from mipkit.synthesizers.aim_marginals import model_marginals
 from mipkit.synthesizers.aim_plan import (
     candidates,
@@ -108,7 +111,7 @@ class AIMSynthesizer(_MarginalSynth):
             sigma, eps, used = first_round(self.rho_, self.horizon_, d)
             state = {"t": 0, "done": False, "sigma": sigma, "eps": eps, "used": used, "log": []}
             meas = [self._measure(ds, (c,), sigma) for c in self.disc_.attributes]
-            model = self._estimate(dom, meas, self.round_iters)
+            model = mirror_descent(dom, meas, self.round_iters)
         else:  # a killed fit: continue after the last round it saved
             state = {k: saved[k] for k in ("t", "done", "sigma", "eps", "used", "log")}
             meas, model = saved["meas"], saved["model"]
@@ -127,7 +130,7 @@ class AIMSynthesizer(_MarginalSynth):
                 clock = time.monotonic()
             report(self.progress, "AIM rounds", min(state["t"], self.horizon_), self.horizon_)
         report(self.progress, "AIM rounds", self.horizon_, self.horizon_)  # the budget ends the rounds
-        self.model_ = self._estimate(dom, meas, self.iters, warm=model)
+        self.model_ = mirror_descent(dom, meas, self.iters, warm=model)
         if self.checkpoint is not None:
             self.checkpoint.unlink(missing_ok=True)
         self._record(state, meas)
@@ -143,8 +146,8 @@ class AIMSynthesizer(_MarginalSynth):
         cl = self._select(dom, model, cand, answers, sigma, eps, state["used"])
         before = model_marginals(model, [cl])[cl]
         meas.append(self._measure(ds, cl, sigma))
-        model = self._estimate(dom, meas, self.round_iters, warm=model)
-        after = np.asarray(model.project(cl).datavector())
+        model = mirror_descent(dom, meas, self.round_iters, warm=model)
+        after = model_marginals(model, [cl])[cl]
         halve = not last and np.abs(after - before).sum() <= math.sqrt(2.0 / math.pi) * sigma * dom.size(cl)
         state["log"].append(
             {
@@ -245,7 +248,6 @@ class AIMSynthesizer(_MarginalSynth):
         if found is None:
             return None
         meta, arrays = found
-        import jax.numpy as jnp
         from mbi.clique_vector import CliqueVector
         from mbi.factor import Factor
         from mbi.markov_random_field import MarkovRandomField
@@ -255,7 +257,8 @@ class AIMSynthesizer(_MarginalSynth):
             dom = self._mbi.Domain(spec["attrs"], spec["shape"])
             cliques = [tuple(cl) for cl in spec["cliques"]]
             tables = {
-                cl: Factor(dom.project(cl), jnp.asarray(arrays[f"{name}{i}"])) for i, cl in enumerate(cliques)
+                cl: Factor(dom.project(cl), np.asarray(arrays[f"{name}{i}"], dtype=float))
+                for i, cl in enumerate(cliques)
             }
             return CliqueVector(dom, cliques, tables)
 

@@ -9,7 +9,8 @@ mirror descent, and sample from it; they are accounted in zero-concentrated DP (
   marginals, a third on choosing a maximum spanning tree of 2-way marginals with the exponential mechanism,
   a third on measuring them.
 * AIM (McKenna, Mullins, Sheldon & Miklau, "AIM: An Adaptive and Iterative Mechanism", VLDB 2022):
-  :mod:`mipkit.synthesizers.aim` on the shared parts here.
+  :mod:`mipkit.synthesizers.aim` on the shared parts here, its refits in NumPy
+  (:mod:`mipkit.synthesizers.aim_descent`).
 
 The tables are discretised from the public domain (:class:`~mipkit.synthesizers.preprocess.TabularEncoder`'s
 domain): numeric columns into ``bins`` equal-width bins of their range (decoded uniformly within the bin,
