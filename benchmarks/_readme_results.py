@@ -99,6 +99,16 @@ def aim_diagnostics(d: dict) -> str:
     )
 
 
+def aim_refit_compare(d: dict) -> str:
+    t = d["meta"]["totals"]
+    worst = max(r["max_marginal_difference_over_total"] for r in d["rows"])
+    return (
+        f"{d['meta']['rounds']} Adult refits: NumPy {t['numpy_cpu_seconds']:.1f} s CPU, mbi "
+        f"{t['mbi_cpu_seconds']:.1f} s CPU + {t['mbi_compile_seconds']:.0f} s compiling; largest marginal "
+        f"difference {worst:.1e} of the total"
+    )
+
+
 def aim_round_iters(d: dict) -> str:
     def one(r: dict) -> str:
         select = f" ({r['select']} marginals)" if "select" in r else ""
@@ -450,6 +460,7 @@ HEADLINES: dict[str, Callable[[dict], str]] = {
     "aim_diagnostics": aim_diagnostics,
     "aim_memory_maps": aim_memory_maps,
     "aim_round_iters": aim_round_iters,
+    "aim_refit_compare": aim_refit_compare,
     "ctgan_bankchurners_epochs": ctgan_epochs,
     "audit_adult": audit_adult,
     "audit_adult/": audit_folder,

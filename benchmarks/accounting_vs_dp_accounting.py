@@ -281,7 +281,7 @@ def summarise(rows: list[dict]) -> dict:
 
 
 def one_million() -> dict:
-    """The T = 1e6 case of issue 12: q = 0.001, advantage <= 0.1."""
+    """The T = 1e6 case: q = 0.001, advantage <= 0.1."""
     clock = time.perf_counter()
     cal = calibrate_noise(dpsgd_family(0.001, 1_000_000), AdvantageTarget(0.1))
     seconds = time.perf_counter() - clock

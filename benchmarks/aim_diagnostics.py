@@ -1,4 +1,4 @@
-"""Why AIM's synthetic BankChurners predicts attrition no better than chance (issue 15): two checks.
+"""Why AIM's synthetic BankChurners predicts attrition no better than chance: two checks.
 
 1. Sampling: on a planted 5-column table (AIM at epsilon 50), the pairwise marginals of 200,000 sampled
    records against the fitted model's (L1): a sampling fault would show here.

@@ -1,4 +1,4 @@
-"""Audit the model you release vs audit the training procedure, on real Adult (issue 11).
+"""Audit the model you release vs audit the training procedure, on real Adult.
 
 A scaled MLP (``Pipeline(StandardScaler, MLPClassifier)``) is fitted once on ``--members`` records of UCI
 Adult (``../shared/data/adult/adult.data``; ``fnlwgt`` and ``education`` dropped, categoricals one-hot

@@ -1,4 +1,4 @@
-"""The CLI cases of issue 12: the T = 1e6 calibration (time and memory), the two former false refusals,
+"""The CLI cases: the T = 1e6 calibration (time and memory), the two former false refusals,
 ``--tolerance`` and the two-sided ``*_lower`` values of ``mipkit risk --json``.
 
 Each command runs as a subprocess of the installed ``mipkit`` (the one next to this interpreter) under

@@ -1,4 +1,4 @@
-"""DP-WGAN-GP against the DP synthesizers a privacy engineer would pick, on real Adult (issue 15).
+"""DP-WGAN-GP against the DP synthesizers a privacy engineer would pick, on real Adult.
 
 For each method and epsilon in {1, 3, 10} (delta 1e-5): train on UCI ``adult.data`` (32,561 rows), sample as
 many rows, and measure

@@ -1,4 +1,4 @@
-"""DP-WGAN-GP against AIM, MST, CTGAN and smartnoise's DP-CTGAN / PATE-CTGAN on real BankChurners (issue 15).
+"""DP-WGAN-GP against AIM, MST, CTGAN and smartnoise's DP-CTGAN / PATE-CTGAN on real BankChurners.
 
 The protocol of ``synthesizers_adult.py`` (utility AUC for attrition, fidelity, mode collapse, mipkit's
 synthetic-data audit beside the certified bounds, wall time) on BankChurners: ``CLIENTNUM`` and the two

@@ -1,4 +1,4 @@
-"""Calibration of the model audit's verdict (issue 9): false alarms on a null trainer, power on known leaks.
+"""Calibration of the model audit's verdict: false alarms on a null trainer, power on known leaks.
 
 Null: ``--n-null`` audits (default 200) of :class:`mipkit.workflows.audit.calibration.NullTrainer`
 (``predict_proba`` = seeded uniform noise, independent of the training data) on scikit-learn's breast-cancer
